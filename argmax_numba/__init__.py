@@ -1,0 +1,18 @@
+"""ONNX ArgMax (opsets 12 and 13) as a parallel Numba kernel.
+
+``argmax(data, axis=0, keepdims=1, select_last_index=0)`` follows the ONNX operator
+exactly and is callable both from Python and from ``@numba.njit`` functions.
+"""
+
+from __future__ import annotations
+
+from . import _threading
+
+_threading.configure()
+
+from ._api import argmax  # noqa: E402
+from ._dtypes import SUPPORTED as SUPPORTED_DTYPES  # noqa: E402
+from . import _jit  # noqa: E402, F401  (registers argmax for numba-compiled callers)
+
+__all__ = ["SUPPORTED_DTYPES", "argmax"]
+__version__ = "0.1.0"

@@ -1,0 +1,148 @@
+"""``argmax``: validate, bring the reduced axis into a canonical layout, dispatch."""
+
+from __future__ import annotations
+
+import operator
+
+import numba
+import numpy as np
+
+from . import _threading
+from ._dtypes import kernel_view
+from ._kernels import KERNELS
+
+__all__ = ["argmax"]
+
+# Below this many elements one thread is faster than waking the pool.
+SERIAL_BELOW = 1 << 15
+# Inner positions per task of the ``cols`` kernel (kept in cache with their maxima).
+COL_BLOCK = 2048
+# A row is split across tasks only into pieces of at least this many elements.
+MIN_ROW_CHUNK = 1 << 15
+
+
+def _flag(value, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"argmax: {name} must be 0, 1 or a bool, not {type(value).__name__}") from None
+    if v not in (0, 1):
+        raise ValueError(f"argmax: {name} must be 0 or 1, got {v}")
+    return v
+
+
+def _axis(axis, ndim: int) -> int:
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError("argmax: axis must be an integer, not bool")
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"argmax: axis must be an integer, not {type(axis).__name__}") from None
+    if not -ndim <= a < ndim:
+        raise np.exceptions.AxisError(
+            f"argmax: axis {a} is out of range for a tensor of rank {ndim}; "
+            f"valid axes are [{-ndim}, {ndim - 1}]"
+        )
+    return a + ndim if a < 0 else a
+
+
+def _native(x: np.ndarray) -> np.ndarray:
+    """``x`` in native byte order and aligned memory, copied only if it is not."""
+    if x.dtype.isnative and x.flags.aligned:
+        return x
+    return np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
+
+
+def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
+    """An axis order in which ``x`` is C-contiguous, if there is one (no copy needed)."""
+    if x.flags.c_contiguous:
+        return tuple(range(x.ndim))
+    if x.flags.f_contiguous:
+        return tuple(range(x.ndim - 1, -1, -1))
+    ones = [a for a in range(x.ndim) if x.shape[a] == 1]
+    rest = sorted((a for a in range(x.ndim) if x.shape[a] != 1), key=lambda a: -x.strides[a])
+    order = tuple(ones + rest)
+    return order if x.transpose(order).flags.c_contiguous else None
+
+
+def _run(kind: int, view: np.ndarray, out: np.ndarray, axis: int, last: int) -> None:
+    """Reduce ``axis`` of the C-contiguous ``view`` into ``out`` (outer x inner)."""
+    shape = view.shape
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    n = shape[axis]
+    inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+    parallel = view.size >= SERIAL_BELOW and _threading.parallel_allowed()
+    rows, cols = KERNELS[(kind, parallel)]
+    lock = _threading.layer_lock() if parallel else None
+    threads = numba.get_num_threads() if parallel else 1
+    if inner == 1:
+        nchunks = 1
+        if parallel and outer < 2 * threads:
+            nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
+        args = (view.reshape(outer, n), out.reshape(outer), last, nchunks)
+        fn = rows
+    else:
+        block = COL_BLOCK
+        if parallel and outer * -(-inner // block) < 4 * threads:
+            block = max(64, -(-inner // -(-4 * threads // outer)))
+        args = (view.reshape(outer, n, inner), out.reshape(outer, inner), last, block)
+        fn = cols
+    if lock is None:
+        fn(*args)
+    else:
+        with lock:
+            fn(*args)
+
+
+def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> np.ndarray:
+    """Indices of the maximum along ``axis``, with the semantics of ONNX ArgMax-12/13.
+
+    Parameters
+    ----------
+    data
+        Array-like of a type ArgMax accepts: float64, float32, float16, bfloat16
+        (``ml_dtypes.bfloat16``), or a signed or unsigned integer of 8 to 64 bits.
+    axis
+        The reduced axis, in ``[-r, r-1]`` for a rank-``r`` input. ONNX's default, 0.
+    keepdims
+        1 (default) keeps the reduced axis with size 1; 0 drops it.
+    select_last_index
+        1 picks the last occurrence of the maximum, 0 (default) the first.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new int64 array. NaN counts as the largest value and ``-0.0 == +0.0``.
+
+    Also callable from ``@numba.njit`` code, with ``keepdims`` given as a constant.
+    """
+    x = np.asarray(data)
+    keep = _flag(keepdims, "keepdims")
+    last = _flag(select_last_index, "select_last_index")
+    if x.ndim == 0:
+        raise ValueError("argmax: the input is a scalar (rank 0); there is no axis to reduce")
+    ax = _axis(axis, x.ndim)
+    kind, view_dtype = kernel_view(x.dtype.newbyteorder("=") if not x.dtype.isnative else x.dtype)
+    if x.shape[ax] == 0:
+        raise ValueError(
+            f"argmax: the reduced axis {ax} is empty (input shape {x.shape}); "
+            "ArgMax of an empty axis is undefined"
+        )
+    if x.size == 0:
+        kept = x.shape[:ax] + ((1,) if keep else ()) + x.shape[ax + 1 :]
+        return np.zeros(kept, dtype=np.int64)
+
+    x = _native(x)
+    order = _contiguous_order(x)
+    if order is None:
+        x, order = np.ascontiguousarray(x), tuple(range(x.ndim))
+    view = x.transpose(order).view(view_dtype)
+    pos = order.index(ax)
+    rest = order[:pos] + order[pos + 1 :]
+    out = np.empty(tuple(x.shape[a] for a in rest), dtype=np.int64)
+    _run(kind, view, out, pos, last)
+    # ``out`` holds the kept axes in ``rest`` order; put them back in input order.
+    result = out.transpose(np.argsort(rest)) if rest else out
+    return np.expand_dims(result, ax) if keep else result

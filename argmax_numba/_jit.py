@@ -1,0 +1,113 @@
+"""``argmax`` inside ``@numba.njit`` code.
+
+An ``@overload`` of the Python ``argmax`` picks, at typing time, the kernels for the
+argument's dtype and the output rank. ``keepdims`` decides the output's rank, so it
+must be a compile-time constant; ``axis`` and ``select_last_index`` may vary at run
+time. The input is made C-contiguous (a copy only if it is not), so a Fortran-ordered
+or strided argument costs one copy here, unlike from Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.core import errors
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
+from numba.np.unsafe.ndarray import to_fixed_tuple
+
+from ._api import COL_BLOCK, MIN_ROW_CHUNK, SERIAL_BELOW, argmax
+from ._dtypes import kernel_view
+from ._kernels import KERNELS
+
+__all__: list[str] = []
+
+
+def _literal_flag(value, name: str, *, required: bool) -> int | None:
+    if isinstance(value, (types.Omitted,)):
+        return int(value.value)
+    if isinstance(value, (int, bool)):  # Python default
+        return int(value)
+    if isinstance(value, (types.IntegerLiteral, types.BooleanLiteral)):
+        v = int(value.literal_value)
+        if v not in (0, 1):
+            raise errors.TypingError(f"argmax: {name} must be 0 or 1, got {v}")
+        return v
+    if isinstance(value, (types.Integer, types.Boolean)) and not required:
+        return None
+    raise errors.TypingError(
+        f"argmax: in compiled code {name} must be a compile-time constant 0/1 or True/False "
+        f"(it decides the output's rank), got {value}"
+    )
+
+
+@overload(argmax, prefer_literal=True)
+def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
+    if not isinstance(data, types.Array):
+        raise errors.TypingError(f"argmax: data must be an array, got {data}")
+    try:
+        kind, view_dtype = kernel_view(as_dtype(data.dtype))
+    except (TypeError, NotImplementedError) as exc:
+        raise errors.TypingError(str(exc)) from None
+    if not isinstance(axis, (types.Integer, types.Omitted, int)) or isinstance(
+        axis, types.Boolean
+    ):
+        raise errors.TypingError(f"argmax: axis must be an integer, got {axis}")
+    keep = _literal_flag(keepdims, "keepdims", required=True)
+    _literal_flag(select_last_index, "select_last_index", required=False)
+    ndim = data.ndim
+    if ndim == 0:
+        raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
+    out_ndim = ndim if keep else ndim - 1
+    view_type = view_dtype.type
+    rows_par, cols_par = KERNELS[(kind, True)]
+    rows_ser, cols_ser = KERNELS[(kind, False)]
+
+    def impl(data, axis=0, keepdims=1, select_last_index=0):
+        ax = axis + ndim if axis < 0 else axis
+        if ax < 0 or ax >= ndim:
+            raise ValueError("argmax: axis is out of range for the input's rank")
+        shape = data.shape
+        outer = 1
+        inner = 1
+        for i in range(ndim):
+            if i < ax:
+                outer *= shape[i]
+            elif i > ax:
+                inner *= shape[i]
+        n = shape[ax]
+        if n == 0:
+            raise ValueError("argmax: the reduced axis is empty")
+        last = 1 if select_last_index else 0
+        out = np.zeros(outer * inner, np.int64)
+        if outer * inner > 0:
+            view = np.ascontiguousarray(data).view(view_type)
+            parallel = view.size >= SERIAL_BELOW
+            if inner == 1:
+                x2 = view.reshape((outer, n))
+                nchunks = 1
+                if parallel and outer < 8:
+                    nchunks = max(1, min(-(-16 // outer), n // MIN_ROW_CHUNK))
+                if parallel:
+                    rows_par(x2, out, last, nchunks)
+                else:
+                    rows_ser(x2, out, last, nchunks)
+            else:
+                x3 = view.reshape((outer, n, inner))
+                o2 = out.reshape((outer, inner))
+                if parallel:
+                    cols_par(x3, o2, last, COL_BLOCK)
+                else:
+                    cols_ser(x3, o2, last, COL_BLOCK)
+        dims = np.empty(out_ndim, np.int64)
+        j = 0
+        for i in range(ndim):
+            if i != ax:
+                dims[j] = shape[i]
+                j += 1
+            elif keep:
+                dims[j] = 1
+                j += 1
+        return out.reshape(to_fixed_tuple(dims, out_ndim))
+
+    return impl

@@ -1,0 +1,90 @@
+"""Shared test helpers: the independent oracle (onnx's reference ArgMax) and inputs."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+import argmax_numba._api as api
+
+FLOATS = [np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)]
+INTS = [
+    np.dtype(t)
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+]
+DTYPES = FLOATS + INTS
+LAYOUTS = ["C", "F", "transposed", "sliced", "negative", "readonly", "byteswapped", "unaligned"]
+
+
+def onnx_argmax(x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarray:
+    """ArgMax computed by onnx's reference implementation (the oracle)."""
+    node = helper.make_node(
+        "ArgMax", ["x"], ["y"], axis=axis, keepdims=keepdims, select_last_index=last
+    )
+    return ReferenceEvaluator(node).run(None, {"x": np.ascontiguousarray(x)})[0]
+
+
+def special_values(dtype: np.dtype) -> np.ndarray:
+    """Values that stress the ordering: extremes, signed zeros, infinities, NaN."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array([info.min, info.max, 0, 1, info.max - 1, info.min + 1], dtype=dtype)
+    vals = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0]
+    return np.array(vals, dtype=np.float64).astype(dtype)
+
+
+def random_tensor(dtype: np.dtype, shape, rng: np.random.Generator, special=0.05) -> np.ndarray:
+    """Small integers (many ties) with a sprinkling of the special values."""
+    x = rng.integers(0, 6, size=shape).astype(dtype)
+    if x.size and special:
+        sv = special_values(dtype)
+        mask = rng.random(shape) < special
+        x[mask] = sv[rng.integers(0, len(sv), size=int(mask.sum()))]
+    return x
+
+
+def with_layout(x: np.ndarray, layout: str) -> np.ndarray:
+    """The same values as ``x`` (C-ordered), presented in the named memory layout."""
+    if layout == "C":
+        return x
+    if layout == "F":
+        return np.asfortranarray(x)
+    if layout == "transposed":  # a permutation of a C-contiguous array, neither C nor F
+        return np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 0, -1)), -1, 0)
+    if layout == "sliced":
+        big = np.zeros(tuple(2 * s + 1 for s in x.shape), dtype=x.dtype)
+        view = big[tuple(slice(1, None, 2) for _ in x.shape)]
+        view[...] = x
+        return view
+    if layout == "negative":
+        flipped = np.ascontiguousarray(x[tuple(slice(None, None, -1) for _ in x.shape)])
+        return flipped[tuple(slice(None, None, -1) for _ in x.shape)]
+    if layout == "readonly":
+        y = x.copy()
+        y.flags.writeable = False
+        return y
+    if layout == "byteswapped":
+        return x.astype(x.dtype.newbyteorder("S"))
+    if layout == "unaligned":
+        buf = np.zeros(x.nbytes + 1, dtype=np.uint8)[1:]
+        y = buf.view(x.dtype).reshape(x.shape) if x.itemsize > 1 else buf.view(x.dtype)
+        y = y.reshape(x.shape)
+        y[...] = x
+        return y
+    raise ValueError(layout)
+
+
+@pytest.fixture(params=["serial", "parallel"])
+def kernel_path(request, monkeypatch):
+    """Run a test through the serial kernels, or through the parallel ones even on
+    small inputs, with rows split and inner blocks small enough to cross borders."""
+    if request.param == "serial":
+        monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62)
+    else:
+        monkeypatch.setattr(api, "SERIAL_BELOW", 0)
+        monkeypatch.setattr(api, "MIN_ROW_CHUNK", 3)
+        monkeypatch.setattr(api, "COL_BLOCK", 5)
+    return request.param

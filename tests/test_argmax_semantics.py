@@ -1,0 +1,105 @@
+"""argmax against onnx's reference ArgMax: every dtype x axis x layout x flag."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from conftest import DTYPES, FLOATS, LAYOUTS, onnx_argmax, random_tensor, special_values, with_layout
+
+from argmax_numba import argmax
+
+SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_every_dtype_axis_flag(dtype, kernel_path):
+    rng = np.random.default_rng(1)
+    for shape in SHAPES:
+        x = random_tensor(dtype, shape, rng, special=0.2)
+        for axis, keep, last in itertools.product(
+            range(-len(shape), len(shape)), (0, 1), (0, 1)
+        ):
+            got = argmax(x, axis, keep, last)
+            want = onnx_argmax(x, axis, keep, last)
+            assert got.dtype == np.int64
+            assert got.shape == want.shape, (shape, axis, keep)
+            np.testing.assert_array_equal(got, want, err_msg=f"{shape} axis={axis} last={last}")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int16), FLOATS[3]], ids=str)
+def test_layouts(layout, dtype, kernel_path):
+    rng = np.random.default_rng(2)
+    x = random_tensor(dtype, (4, 5, 6), rng, special=0.2)
+    y = with_layout(x, layout)
+    before = y.copy()
+    for axis, last in itertools.product(range(3), (0, 1)):
+        np.testing.assert_array_equal(argmax(y, axis, 1, last), onnx_argmax(x, axis, 1, last))
+    assert y.tobytes() == before.tobytes()  # the input is never modified (NaN bits too)
+    assert y.flags.writeable == (layout != "readonly")
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_nan_wins_first_or_last(dtype):
+    x = np.array([1.0, np.nan, np.inf, -np.nan, 2.0], dtype=np.float64).astype(dtype)
+    assert argmax(x, 0, 0, 0) == 1
+    assert argmax(x, 0, 0, 1) == 3
+    np.testing.assert_array_equal(argmax(x, 0, 0, 1), onnx_argmax(x, 0, 0, 1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_signed_zeros_tie(dtype):
+    x = np.array([-1.0, -0.0, 0.0, -0.0, -2.0], dtype=np.float64).astype(dtype)
+    assert argmax(x, 0, 0, 0) == 1
+    assert argmax(x, 0, 0, 1) == 3
+    np.testing.assert_array_equal(argmax(x, 0, 0, 0), onnx_argmax(x, 0, 0, 0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_extremes(dtype):
+    sv = special_values(dtype)
+    x = np.stack([np.roll(sv, k) for k in range(len(sv))])
+    for axis, last in itertools.product((0, 1), (0, 1)):
+        np.testing.assert_array_equal(argmax(x, axis, 1, last), onnx_argmax(x, axis, 1, last))
+
+
+def test_defaults_are_onnx_ones():
+    x = np.array([[1, 5], [3, 2]], dtype=np.int32)
+    np.testing.assert_array_equal(argmax(x), [[1, 0]])  # axis 0, keepdims 1
+    np.testing.assert_array_equal(argmax(x), onnx_argmax(x, 0, 1, 0))
+
+
+def test_lists_and_bool_flags():
+    data = [[1.0, 3.0, 3.0], [4.0, 4.0, 0.0]]
+    np.testing.assert_array_equal(argmax(data, 1, False, True), [2, 1])
+    np.testing.assert_array_equal(argmax(data, 1, True, False), [[1], [0]])
+    np.testing.assert_array_equal(argmax(data, np.int64(-1), np.True_, 0), [[1], [0]])
+
+
+def test_result_is_new_memory():
+    x = np.arange(12, dtype=np.int64).reshape(3, 4)
+    y = argmax(x, 1, 1, 0)
+    assert not np.shares_memory(x, y)
+    assert y.flags.writeable and y.flags.owndata or y.base is not x
+
+
+def test_size_one_axis():
+    x = np.ones((3, 1, 4), dtype=np.float32)
+    np.testing.assert_array_equal(argmax(x, 1), np.zeros((3, 1, 4), np.int64))
+
+
+@pytest.mark.parametrize("keep", [0, 1])
+def test_empty_non_reduced_axis(keep):
+    x = np.zeros((0, 3, 2), dtype=np.float32)
+    for axis in (1, 2):
+        got = argmax(x, axis, keep)
+        want = onnx_argmax(x, axis, keep, 0)
+        assert got.dtype == np.int64 and got.shape == want.shape
+
+
+def test_one_dimensional_keepdims_zero_is_rank_zero():
+    x = np.array([3, 9, 2], dtype=np.uint8)
+    got = argmax(x, 0, 0)
+    assert got.shape == () and got.dtype == np.int64 and int(got) == 1
