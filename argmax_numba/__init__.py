@@ -10,9 +10,9 @@ from . import _threading
 
 _threading.configure()
 
+from . import _jit  # noqa: E402, F401  (registers argmax for numba-compiled callers)
 from ._api import argmax  # noqa: E402
 from ._dtypes import SUPPORTED as SUPPORTED_DTYPES  # noqa: E402
-from . import _jit  # noqa: E402, F401  (registers argmax for numba-compiled callers)
 
 __all__ = ["SUPPORTED_DTYPES", "argmax"]
 __version__ = "0.1.0"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import operator
+from math import prod
 
 import numba
 import numpy as np
 
 from . import _threading
+from ._dtypes import KINDS as _KINDS
 from ._dtypes import kernel_view
 from ._kernels import KERNELS
 
@@ -21,13 +23,22 @@ COL_BLOCK = 2048
 MIN_ROW_CHUNK = 1 << 15
 
 
+# dtype -> (view dtype or None, serial rows kernel, serial cols kernel)
+_SMALL = {
+    dtype: (None if view is dtype else view, *KERNELS[(kind, False)])
+    for dtype, (kind, view) in _KINDS.items()
+}
+
+
 def _flag(value, name: str) -> int:
     if isinstance(value, (bool, np.bool_)):
         return int(value)
     try:
         v = operator.index(value)
     except TypeError:
-        raise TypeError(f"argmax: {name} must be 0, 1 or a bool, not {type(value).__name__}") from None
+        raise TypeError(
+            f"argmax: {name} must be 0, 1 or a bool, not {type(value).__name__}"
+        ) from None
     if v not in (0, 1):
         raise ValueError(f"argmax: {name} must be 0 or 1, got {v}")
     return v
@@ -67,28 +78,28 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
     return order if x.transpose(order).flags.c_contiguous else None
 
 
-def _run(kind: int, view: np.ndarray, out: np.ndarray, axis: int, last: int) -> None:
-    """Reduce ``axis`` of the C-contiguous ``view`` into ``out`` (outer x inner)."""
-    shape = view.shape
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    n = shape[axis]
-    inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
-    parallel = view.size >= SERIAL_BELOW and _threading.parallel_allowed()
+def _run(
+    kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
+) -> None:
+    """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
+    the flat int64 ``out`` of ``outer * inner`` elements."""
+    parallel = outer * n * inner >= SERIAL_BELOW and _threading.parallel_allowed()
     rows, cols = KERNELS[(kind, parallel)]
-    lock = _threading.layer_lock() if parallel else None
-    threads = numba.get_num_threads() if parallel else 1
     if inner == 1:
         nchunks = 1
-        if parallel and outer < 2 * threads:
-            nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
-        args = (view.reshape(outer, n), out.reshape(outer), last, nchunks)
-        fn = rows
+        if parallel:
+            threads = numba.get_num_threads()
+            if outer < 2 * threads:
+                nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
+        fn, args = rows, (view.reshape(outer, n), out, last, nchunks)
     else:
         block = COL_BLOCK
-        if parallel and outer * -(-inner // block) < 4 * threads:
-            block = max(64, -(-inner // -(-4 * threads // outer)))
-        args = (view.reshape(outer, n, inner), out.reshape(outer, inner), last, block)
-        fn = cols
+        if parallel:
+            threads = numba.get_num_threads()
+            if outer * -(-inner // block) < 4 * threads:
+                block = max(64, -(-inner // -(-4 * threads // outer)))
+        fn, args = cols, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, block)
+    lock = _threading.layer_lock() if parallel else None
     if lock is None:
         fn(*args)
     else:
@@ -118,31 +129,75 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
 
     Also callable from ``@numba.njit`` code, with ``keepdims`` given as a constant.
     """
-    x = np.asarray(data)
-    keep = _flag(keepdims, "keepdims")
-    last = _flag(select_last_index, "select_last_index")
-    if x.ndim == 0:
+    x = data if type(data) is np.ndarray else np.asarray(data)
+    shape = x.shape
+    if (
+        type(axis) is int
+        and 0 <= axis < len(shape)
+        and type(keepdims) is int
+        and type(select_last_index) is int
+        and 0 < x.size < SERIAL_BELOW
+    ):  # small C-contiguous inputs: as little Python as possible before the kernel
+        small = _SMALL.get(x.dtype)
+        flags = x.flags
+        n = shape[axis]
+        if small and n and flags.c_contiguous and flags.aligned and 0 <= keepdims <= 1:
+            view_dtype, rows, cols = small
+            view = x if view_dtype is None else x.view(view_dtype)
+            inner = prod(shape[axis + 1 :])
+            out = np.empty(x.size // n, dtype=np.int64)
+            last = 1 if select_last_index else 0  # any other int: the slow path's error
+            if select_last_index == last:
+                if inner == 1:
+                    rows(view.reshape(-1, n), out, last, 1)
+                else:
+                    cols(view.reshape(-1, n, inner), out.reshape(-1, inner), last, COL_BLOCK)
+                if keepdims:
+                    return out.reshape(shape[:axis] + (1,) + shape[axis + 1 :])
+                return out.reshape(shape[:axis] + shape[axis + 1 :])
+    keep = keepdims if type(keepdims) is int and 0 <= keepdims <= 1 else _flag(keepdims, "keepdims")
+    last = (
+        select_last_index
+        if type(select_last_index) is int and 0 <= select_last_index <= 1
+        else _flag(select_last_index, "select_last_index")
+    )
+    ndim = x.ndim
+    if ndim == 0:
         raise ValueError("argmax: the input is a scalar (rank 0); there is no axis to reduce")
-    ax = _axis(axis, x.ndim)
-    kind, view_dtype = kernel_view(x.dtype.newbyteorder("=") if not x.dtype.isnative else x.dtype)
-    if x.shape[ax] == 0:
+    ax = axis if type(axis) is int and 0 <= axis < ndim else _axis(axis, ndim)
+    dtype = x.dtype
+    kind, view_dtype = _KINDS.get(dtype) or kernel_view(dtype.newbyteorder("="))
+    shape = x.shape
+    n = shape[ax]
+    if n == 0:
         raise ValueError(
-            f"argmax: the reduced axis {ax} is empty (input shape {x.shape}); "
+            f"argmax: the reduced axis {ax} is empty (input shape {shape}); "
             "ArgMax of an empty axis is undefined"
         )
+    if keep:
+        out_shape = shape[:ax] + (1,) + shape[ax + 1 :]
+    else:
+        out_shape = shape[:ax] + shape[ax + 1 :]
     if x.size == 0:
-        kept = x.shape[:ax] + ((1,) if keep else ()) + x.shape[ax + 1 :]
-        return np.zeros(kept, dtype=np.int64)
+        return np.zeros(out_shape, dtype=np.int64)
+
+    flags = x.flags
+    if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case: no copies
+        view = x if view_dtype is dtype else x.view(view_dtype)
+        out = np.empty(x.size // n, dtype=np.int64)
+        _run(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
+        return out.reshape(out_shape)
 
     x = _native(x)
     order = _contiguous_order(x)
     if order is None:
-        x, order = np.ascontiguousarray(x), tuple(range(x.ndim))
+        x, order = np.ascontiguousarray(x), tuple(range(ndim))
     view = x.transpose(order).view(view_dtype)
     pos = order.index(ax)
     rest = order[:pos] + order[pos + 1 :]
-    out = np.empty(tuple(x.shape[a] for a in rest), dtype=np.int64)
-    _run(kind, view, out, pos, last)
+    vshape = view.shape
+    out = np.empty(tuple(shape[a] for a in rest), dtype=np.int64)
+    _run(kind, view, out.reshape(-1), prod(vshape[:pos]), n, prod(vshape[pos + 1 :]), last)
     # ``out`` holds the kept axes in ``rest`` order; put them back in input order.
     result = out.transpose(np.argsort(rest)) if rest else out
     return np.expand_dims(result, ax) if keep else result

@@ -1,8 +1,8 @@
 """The element types ArgMax accepts, and how each one is reduced.
 
 Integers are compared as they are. Floating-point types are compared through an
-order-preserving signed-integer key of their bits (see ``_keys``), so the kernel
-reads them through a same-width signed-integer view and never converts them.
+order-preserving signed-integer key of their bits (see ``_keys``). float16 and
+bfloat16, which numba cannot load as floats, reach the kernel as int16 views.
 """
 
 from __future__ import annotations
@@ -10,7 +10,16 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-__all__ = ["KIND_BF16", "KIND_F16", "KIND_F32", "KIND_F64", "KIND_INT", "SUPPORTED", "kernel_view"]
+__all__ = [
+    "KINDS",
+    "KIND_BF16",
+    "KIND_F16",
+    "KIND_F32",
+    "KIND_F64",
+    "KIND_INT",
+    "SUPPORTED",
+    "kernel_view",
+]
 
 KIND_INT = 0
 KIND_F16 = 1
@@ -21,16 +30,16 @@ KIND_F64 = 4
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 # dtype -> (key kind, dtype of the view the kernel reads)
-_TABLE: dict[np.dtype, tuple[int, np.dtype]] = {
-    np.dtype(np.float64): (KIND_F64, np.dtype(np.int64)),
-    np.dtype(np.float32): (KIND_F32, np.dtype(np.int32)),
+KINDS: dict[np.dtype, tuple[int, np.dtype]] = {
+    np.dtype(np.float64): (KIND_F64, np.dtype(np.float64)),
+    np.dtype(np.float32): (KIND_F32, np.dtype(np.float32)),
     np.dtype(np.float16): (KIND_F16, np.dtype(np.int16)),
     BFLOAT16: (KIND_BF16, np.dtype(np.int16)),
 }
 for _t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
-    _TABLE[np.dtype(_t)] = (KIND_INT, np.dtype(_t))
+    KINDS[np.dtype(_t)] = (KIND_INT, np.dtype(_t))
 
-SUPPORTED: tuple[str, ...] = tuple(str(d) for d in _TABLE)
+SUPPORTED: tuple[str, ...] = tuple(str(d) for d in KINDS)
 
 
 def kernel_view(dtype: np.dtype) -> tuple[int, np.dtype]:
@@ -39,7 +48,7 @@ def kernel_view(dtype: np.dtype) -> tuple[int, np.dtype]:
     Raises TypeError naming the dtype and the supported ones otherwise.
     """
     try:
-        return _TABLE[dtype]
+        return KINDS[dtype]
     except KeyError:
         pass
     except TypeError:  # unhashable oddities

@@ -45,13 +45,16 @@ def _literal_flag(value, name: str, *, required: bool) -> int | None:
 def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     if not isinstance(data, types.Array):
         raise errors.TypingError(f"argmax: data must be an array, got {data}")
+    if data.dtype == types.float16:
+        raise errors.TypingError(
+            "argmax: input dtype float16 is not supported in compiled code: numba has no "
+            "float16 arithmetic on the CPU; call argmax from Python for float16/bfloat16"
+        )
     try:
         kind, view_dtype = kernel_view(as_dtype(data.dtype))
     except (TypeError, NotImplementedError) as exc:
         raise errors.TypingError(str(exc)) from None
-    if not isinstance(axis, (types.Integer, types.Omitted, int)) or isinstance(
-        axis, types.Boolean
-    ):
+    if not isinstance(axis, (types.Integer, types.Omitted, int)) or isinstance(axis, types.Boolean):
         raise errors.TypingError(f"argmax: axis must be an integer, got {axis}")
     keep = _literal_flag(keepdims, "keepdims", required=True)
     _literal_flag(select_last_index, "select_last_index", required=False)

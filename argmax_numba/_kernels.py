@@ -23,21 +23,34 @@ import numpy as np
 from numba import njit, prange
 
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
-from ._keys import key, narrow_index, narrow_span
+from ._keys import key, key_vector, narrow_index, narrow_span
 
 __all__ = ["KERNELS", "ROW_BLOCK"]
 
 ROW_BLOCK = 2048
+# Rows up to this long are scanned element by element.
+SHORT_ROW = 32
 
 
 def _make_rows(kind: int):
     def rows(x, out, last, nchunks):
         outer, n = x.shape
+        if n <= SHORT_ROW:  # rows too short for blocks to pay: one plain pass each
+            for o in prange(outer):
+                best = key(x[o, 0], kind)
+                at = 0
+                for j in range(1, n):
+                    v = key(x[o, j], kind)
+                    if v > best or (last and v == best):
+                        best = v
+                        at = j
+                out[o] = at
+            return
         chunk = (n + nchunks - 1) // nchunks
         nchunks = (n + chunk - 1) // chunk
         ntasks = outer * nchunks
         npart = ntasks if nchunks > 1 else 0
-        part_key = np.empty(npart, x.dtype)
+        part_key = key_vector(npart, x, kind)
         part_at = np.empty(npart, np.int64)
         for t in prange(ntasks):
             o = t // nchunks
@@ -95,7 +108,7 @@ def _make_cols(kind: int):
             o = t // nblocks
             j0 = (t - o * nblocks) * block
             w = min(block, inner - j0)
-            best = np.empty(w, x.dtype)
+            best = key_vector(w, x, kind)
             hit = narrow_index(w, x)
             itype = hit.dtype.type
             at = out[o, j0 : j0 + w]

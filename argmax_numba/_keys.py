@@ -11,15 +11,15 @@ never need converting.
 
 from __future__ import annotations
 
-from numba import types
-from numba.core import errors
 import numpy as np
 from llvmlite import ir
+from numba import types
+from numba.core import errors
 from numba.extending import intrinsic, overload
 
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 
-__all__ = ["key", "narrow_index", "narrow_span"]
+__all__ = ["key", "key_vector", "narrow_index", "narrow_span"]
 
 # kind -> (bits of +inf, mask of the magnitude bits)
 _FLOAT_BITS = {
@@ -40,16 +40,20 @@ def _float_key(typingctx, value, kind):
     """The key as LLVM integer ops at the width of ``value`` (numba would widen them)."""
     inf_bits, mag_mask = _FLOAT_BITS[kind.literal_value]
 
+    signed = types.int64 if value.bitwidth == 64 else getattr(types, f"int{value.bitwidth}")
+
     def codegen(context, builder, signature, args):
         bits = args[0]
-        width = bits.type
+        width = ir.IntType(value.bitwidth)
+        if bits.type != width:  # a float: reinterpret its bits
+            bits = builder.bitcast(bits, width)
         mag = builder.and_(bits, ir.Constant(width, mag_mask))
         negative = builder.icmp_signed("<", bits, ir.Constant(width, 0))
         signed = builder.select(negative, builder.neg(mag), mag)
         is_nan = builder.icmp_signed(">", mag, ir.Constant(width, inf_bits))
         return builder.select(is_nan, ir.Constant(width, inf_bits + 1), signed)
 
-    return value(value, kind), codegen
+    return signed(value, kind), codegen
 
 
 @overload(key, prefer_literal=True)
@@ -58,9 +62,14 @@ def _key_overload(value, kind):
         raise errors.TypingError("key(): kind must be a compile-time constant")
     if kind.literal_value == KIND_INT:
         return lambda value, kind: value
-    if not (isinstance(value, types.Integer) and value.signed):
-        raise errors.TypingError("key(): float bits must be read as signed integers")
+    if not (isinstance(value, types.Float) or (isinstance(value, types.Integer) and value.signed)):
+        raise errors.TypingError("key(): floats must come as floats or as signed-integer bits")
     return lambda value, kind: _float_key(value, kind)
+
+
+def key_vector(size, like, kind):
+    """An uninitialised vector for ``size`` keys of elements like ``like``'s."""
+    raise NotImplementedError("key_vector() is only callable from compiled code")
 
 
 def narrow_index(size, like):
@@ -75,6 +84,14 @@ def narrow_span(like):
 
 def _signed_of(array_type):
     return {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[array_type.dtype.bitwidth]
+
+
+@overload(key_vector, prefer_literal=True)
+def _key_vector_overload(size, like, kind):
+    if kind.literal_value == KIND_INT:
+        return lambda size, like, kind: np.empty(size, like.dtype)
+    dtype = _signed_of(like)
+    return lambda size, like, kind: np.empty(size, dtype)
 
 
 @overload(narrow_index)

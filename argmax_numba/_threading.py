@@ -45,7 +45,7 @@ def _tbb_library() -> str | None:
 
 def _load_tbb() -> bool:
     try:
-        from numba.np.ufunc import tbbpool  # noqa: F401
+        from numba.np.ufunc import tbbpool
 
         return True
     except ImportError:
@@ -55,7 +55,7 @@ def _load_tbb() -> bool:
         return False
     try:
         ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        from numba.np.ufunc import tbbpool  # noqa: F401, F811
+        from numba.np.ufunc import tbbpool  # noqa: F401
     except (OSError, ImportError):
         return False
     return True

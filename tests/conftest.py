@@ -10,7 +10,12 @@ from onnx.reference import ReferenceEvaluator
 
 import argmax_numba._api as api
 
-FLOATS = [np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)]
+FLOATS = [
+    np.dtype(np.float64),
+    np.dtype(np.float32),
+    np.dtype(np.float16),
+    np.dtype(ml_dtypes.bfloat16),
+]
 INTS = [
     np.dtype(t)
     for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)

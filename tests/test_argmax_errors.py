@@ -10,8 +10,17 @@ from argmax_numba import SUPPORTED_DTYPES, argmax
 
 @pytest.mark.parametrize(
     "dtype",
-    [np.bool_, np.complex64, np.complex128, object, "U3", "S2", "datetime64[s]", "timedelta64[s]",
-     np.longdouble],
+    [
+        np.bool_,
+        np.complex64,
+        np.complex128,
+        object,
+        "U3",
+        "S2",
+        "datetime64[s]",
+        "timedelta64[s]",
+        np.longdouble,
+    ],
     ids=str,
 )
 def test_unsupported_dtype(dtype):
@@ -32,8 +41,18 @@ def test_float8_is_rejected():
 
 def test_supported_list_matches_spec():
     assert set(SUPPORTED_DTYPES) == {
-        "float64", "float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",
-        "uint8", "uint16", "uint32", "uint64",
+        "float64",
+        "float32",
+        "float16",
+        "bfloat16",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
     }
 
 

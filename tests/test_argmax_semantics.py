@@ -6,7 +6,15 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import DTYPES, FLOATS, LAYOUTS, onnx_argmax, random_tensor, special_values, with_layout
+from conftest import (
+    DTYPES,
+    FLOATS,
+    LAYOUTS,
+    onnx_argmax,
+    random_tensor,
+    special_values,
+    with_layout,
+)
 
 from argmax_numba import argmax
 
@@ -18,9 +26,7 @@ def test_every_dtype_axis_flag(dtype, kernel_path):
     rng = np.random.default_rng(1)
     for shape in SHAPES:
         x = random_tensor(dtype, shape, rng, special=0.2)
-        for axis, keep, last in itertools.product(
-            range(-len(shape), len(shape)), (0, 1), (0, 1)
-        ):
+        for axis, keep, last in itertools.product(range(-len(shape), len(shape)), (0, 1), (0, 1)):
             got = argmax(x, axis, keep, last)
             want = onnx_argmax(x, axis, keep, last)
             assert got.dtype == np.int64
@@ -82,7 +88,7 @@ def test_result_is_new_memory():
     x = np.arange(12, dtype=np.int64).reshape(3, 4)
     y = argmax(x, 1, 1, 0)
     assert not np.shares_memory(x, y)
-    assert y.flags.writeable and y.flags.owndata or y.base is not x
+    assert y.flags.writeable
 
 
 def test_size_one_axis():

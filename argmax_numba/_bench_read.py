@@ -1,0 +1,70 @@
+"""The benchmark's yardstick: the time to read a buffer once.
+
+``read_bound(x)`` takes the maximum of ``x``'s bytes viewed as unsigned integers of
+the same width, in one pass. An unsigned max vectorises to a single SIMD instruction
+per register on x86 (``vpmaxu*``; emulated but still cheap for 64 bits), so the pass
+is limited by memory bandwidth, not by arithmetic, and it reads exactly the bytes an
+ArgMax has to read. Each thread streams one contiguous part of the buffer with a
+serial inner loop that numba compiles to vector code. Below ``SERIAL_BELOW_BYTES``
+the serial loop alone is used: waking the thread pool would cost more than reading.
+
+Only the benchmark imports this module.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["SERIAL_BELOW_BYTES", "read_bound", "warm_up"]
+
+# Inputs smaller than this are read on the calling thread only.
+SERIAL_BELOW_BYTES = 256 * 1024
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+@numba.njit(nogil=True)
+def _max_serial(buf):
+    """Maximum of a contiguous 1-D unsigned buffer (vectorised loop)."""
+    m = buf[0]
+    for i in range(1, buf.size):
+        m = max(m, buf[i])
+    return m
+
+
+@numba.njit(parallel=True, nogil=True)
+def _max_parallel(buf, nparts):
+    """Maximum of ``buf``, one contiguous part per thread."""
+    n = buf.size
+    step = (n + nparts - 1) // nparts
+    partial = np.zeros(nparts, dtype=buf.dtype)
+    for p in numba.prange(nparts):
+        lo = p * step
+        hi = min(n, lo + step)
+        if lo < hi:
+            partial[p] = _max_serial(buf[lo:hi])
+    return partial.max()
+
+
+def flat_unsigned(x: np.ndarray) -> np.ndarray:
+    """``x``'s memory as a 1-D unsigned array of the same item width (no copy)."""
+    if not (x.flags.c_contiguous or x.flags.f_contiguous):
+        raise ValueError("the read bound needs a contiguous input (C or Fortran order)")
+    return x.ravel(order="K").view(_UNSIGNED[x.dtype.itemsize])
+
+
+def read_bound(buf: np.ndarray) -> int:
+    """One pass over ``buf`` (from ``flat_unsigned``); returns its maximum."""
+    if buf.nbytes < SERIAL_BELOW_BYTES:
+        return _max_serial(buf)
+    return _max_parallel(buf, numba.get_num_threads())
+
+
+def warm_up() -> None:
+    """Compile both kernels for every width once, before anything is timed."""
+    for width, dtype in _UNSIGNED.items():
+        small = np.arange(16, dtype=dtype)
+        _max_serial(small)
+        big = np.zeros(SERIAL_BELOW_BYTES // width + 1, dtype=dtype)
+        _max_parallel(big, numba.get_num_threads())

@@ -1,0 +1,189 @@
+"""Output of the benchmark: the text and markdown tables, the summary, the plot, JSON.
+
+The plain table is printed row by row while the benchmark runs (fixed column widths),
+so that a long run shows progress; the markdown table is printed once at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from ._bench_rows import Row
+
+__all__ = [
+    "TARGETS",
+    "markdown_table",
+    "summary_lines",
+    "table_header",
+    "table_row",
+    "write_json",
+    "write_plot",
+]
+
+# Upper bounds on ours / competitor for the large-input rows.
+TARGETS = {"ours/numpy": 0.2, "ours/ort": 0.8, "ours/read": 1.3}
+
+_COLUMNS = (
+    ("case", 12, "<"),
+    ("dtype", 8, "<"),
+    ("shape", 14, "<"),
+    ("axis", 4, ">"),
+    ("last", 4, ">"),
+    ("ours ms", 9, ">"),
+    ("numpy ms", 9, ">"),
+    ("ort ms", 9, ">"),
+    ("read ms", 9, ">"),
+    ("ours/numpy", 10, ">"),
+    ("ours/ort", 8, ">"),
+    ("ours/read", 9, ">"),
+    ("notes", 0, "<"),
+)
+
+
+def fmt_ms(seconds: float | None) -> str:
+    """Milliseconds with three significant digits and no exponent; "n/a" for None."""
+    if seconds is None:
+        return "n/a"
+    ms = seconds * 1e3
+    if ms <= 0:
+        return "0"
+    digits = max(0, 2 - math.floor(math.log10(ms)))
+    return f"{ms:.{digits}f}"
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    """A ratio with two decimals (one above 10); "n/a" for None."""
+    if ratio is None:
+        return "n/a"
+    return f"{ratio:.1f}" if ratio >= 10 else f"{ratio:.2f}"
+
+
+def _cells(row: Row) -> list[str]:
+    c = row.case
+    shape = "x".join(map(str, c.shape)) + (" F" if c.order == "F" else "")
+    times = [fmt_ms(row.times.get(k)) for k in ("ours", "numpy", "ort", "read")]
+    ratios = [fmt_ratio(row.ratio(k)) for k in ("numpy", "ort", "read")]
+    notes = "; ".join(row.notes)
+    return [c.kind, c.dtype, shape, str(c.axis), str(c.last), *times, *ratios, notes]
+
+
+def _line(cells: list[str]) -> str:
+    parts = []
+    for text, (_, width, align) in zip(cells, _COLUMNS, strict=True):
+        parts.append(f"{text:{align}{width}}" if width else text)
+    return " ".join(parts).rstrip()
+
+
+def table_header() -> str:
+    """The plain table's header and rule."""
+    head = _line([name for name, _, _ in _COLUMNS])
+    return head + "\n" + "-" * len(head)
+
+
+def table_row(row: Row) -> str:
+    """One plain table line."""
+    return _line(_cells(row))
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """The whole table in markdown (for the README)."""
+    names = [name for name, _, _ in _COLUMNS]
+    rule = ["---:" if align == ">" else "---" for _, _, align in _COLUMNS]
+    lines = ["| " + " | ".join(names) + " |", "|" + "|".join(rule) + "|"]
+    for row in rows:
+        cells = [cell.replace("|", "\\|") for cell in _cells(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _misses(rows: list[Row], key: str, limit: float) -> tuple[list[str], int]:
+    """Labels (with ratio) of the rows above ``limit``, and how many were compared."""
+    missed, compared = [], 0
+    for row in rows:
+        ratio = row.ratio(key.split("/")[1])
+        if ratio is None:
+            continue
+        compared += 1
+        if ratio > limit:
+            missed.append(f"{row.case.label} ({ratio:.2f})")
+    return missed, compared
+
+
+def summary_lines(rows: list[Row], section_checks: list[tuple[str, bool, str]]) -> list[str]:
+    """For each target, the rows (or section measurements) that miss it."""
+    large = [r for r in rows if not r.case.small]
+    lines = ["Summary (targets on the large-input rows; small rows measure latency only)"]
+    for key, limit in TARGETS.items():
+        missed, compared = _misses(large, key, limit)
+        if not compared:
+            lines.append(f"  {key} <= {limit}: no large rows with both times")
+            continue
+        head = f"  {key} <= {limit}: {compared - len(missed)}/{compared} rows meet it"
+        lines.append(head + (", missed by:" if missed else ""))
+        lines += [f"    {m}" for m in missed]
+    small = [r for r in rows if r.case.small and r.ratio("numpy") is not None]
+    if small:
+        worst = max(small, key=lambda r: r.ratio("numpy"))
+        lines.append(
+            f"  small inputs: worst ours/numpy {worst.ratio('numpy'):.2f} ({worst.case.label})"
+        )
+    wrong = [r.case.label for r in rows if any("MISMATCH" in n or "failed" in n for n in r.notes)]
+    if wrong:
+        lines.append("  rows with wrong results or failures: " + ", ".join(wrong))
+    for name, ok, detail in section_checks:
+        lines.append(f"  {name}: {'meets' if ok else 'MISSES'} ({detail})")
+    return lines
+
+
+def write_json(path: str, meta: dict, rows: list[Row], sections: dict, summary: list[str]):
+    """Every raw number of the run, for later analysis."""
+    doc = {
+        "meta": meta,
+        "rows": [r.as_dict() for r in rows],
+        "sections": sections,
+        "summary": summary,
+    }
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1, default=str)
+
+
+def _plot_panel(ax, rows: list[Row]) -> None:
+    """Grouped bars of the three ratios for ``rows`` on one log-scaled axis."""
+    colors = {"ours/numpy": "tab:blue", "ours/ort": "tab:orange", "ours/read": "tab:green"}
+    width = 0.27
+    for i, (key, color) in enumerate(colors.items()):
+        values = [row.ratio(key.split("/")[1]) for row in rows]
+        xs = [j + (i - 1) * width for j in range(len(rows))]
+        ax.bar(xs, [math.nan if v is None else v for v in values], width, color=color, label=key)
+        ax.axhline(TARGETS[key], color=color, linestyle="--", linewidth=1)
+    ax.set_yscale("log")
+    ax.set_ylabel("ours / other (dashed: targets)")
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([r.case.label for r in rows], rotation=90, fontsize=7)
+    ax.set_xlim(-0.6, PLOT_ROWS_PER_PANEL - 0.4)
+
+
+PLOT_ROWS_PER_PANEL = 40
+
+
+def write_plot(path: str, rows: list[Row]) -> None:
+    """A PNG bar chart of the three ratios per row (log scale) with the target lines.
+
+    Rows are spread over stacked panels of at most ``PLOT_ROWS_PER_PANEL`` so that the
+    labels stay readable.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    chunks = [rows[i : i + PLOT_ROWS_PER_PANEL] for i in range(0, len(rows), PLOT_ROWS_PER_PANEL)]
+    fig, axes = plt.subplots(len(chunks), 1, figsize=(15, 5.5 * len(chunks)), squeeze=False)
+    for ax, chunk in zip(axes[:, 0], chunks, strict=True):
+        _plot_panel(ax, chunk)
+    axes[0, 0].legend(loc="upper left")
+    axes[0, 0].set_title("argmax_numba.argmax vs numpy, onnxruntime and a one-pass read")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,131 @@
+"""Measuring one table row: ours, numpy, onnxruntime and the read bound on one input.
+
+All four are warmed up (compiled, sessions built) before anything is timed, and the
+warm-up results are checked against a numpy reference, so that a fast but wrong
+kernel shows up in the row's notes instead of passing silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._bench_cases import Case
+from ._bench_ort import OrtCompetitor
+from ._bench_read import flat_unsigned, read_bound
+from ._bench_timing import calls_per_sample, median, round_robin
+
+__all__ = ["COMPETITORS", "Row", "measure"]
+
+COMPETITORS = ("ours", "numpy", "ort", "read")
+
+
+@dataclass
+class Row:
+    """The measurements of one case (times in seconds per call; None: not available)."""
+
+    case: Case
+    times: dict[str, float | None] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def ratio(self, other: str) -> float | None:
+        """ours / ``other``, or None where either time is missing."""
+        ours, theirs = self.times.get("ours"), self.times.get(other)
+        if ours is None or theirs is None or theirs <= 0:
+            return None
+        return ours / theirs
+
+    def as_dict(self) -> dict:
+        """Raw numbers for ``--json``."""
+        c = self.case
+        return {
+            "case": c.kind,
+            "dtype": c.dtype,
+            "shape": list(c.shape),
+            "order": c.order,
+            "axis": c.axis,
+            "select_last_index": c.last,
+            "seconds_per_call": self.times,
+            "samples": self.samples,
+            "calls_per_sample": self.calls,
+            "ratios": {f"ours/{o}": self.ratio(o) for o in COMPETITORS[1:]},
+            "notes": self.notes,
+        }
+
+
+def _reference(x: np.ndarray, axis: int, last: int) -> np.ndarray:
+    """ONNX ArgMax with keepdims=1, from numpy (last occurrence via a flipped view)."""
+    if not last:
+        return np.argmax(x, axis=axis, keepdims=True)
+    flipped = np.argmax(np.flip(x, axis), axis=axis, keepdims=True)
+    return x.shape[axis] - 1 - flipped
+
+
+def _competitors(case: Case, x: np.ndarray, argmax, row: Row) -> dict[str, Callable]:
+    """The four zero-argument calls of this case (missing ones noted in ``row``)."""
+    axis, last = case.axis, case.last
+    buf = flat_unsigned(x)
+    fns = {
+        "ours": (lambda: argmax(x, axis, 1, last)) if argmax is not None else None,
+        "numpy": lambda: np.argmax(x, axis=axis, keepdims=True),
+        "ort": None,
+        "read": lambda: read_bound(buf),
+    }
+    if argmax is None:
+        row.notes.append("ours not importable")
+    if last:
+        row.notes.append("numpy: first index (has no select_last_index)")
+    ort = OrtCompetitor(x, axis, 1, last)
+    fns["ort"] = ort.call
+    row.notes += ort.notes if ort.call is not None else [ort.why]
+    return fns
+
+
+def _warm_up(fns: dict[str, Callable | None], calls: int, row: Row) -> dict[str, object]:
+    """Call everything ``calls`` times (compile, sessions, caches); drop those that raise."""
+    results = {}
+    for name, fn in list(fns.items()):
+        if fn is None:
+            continue
+        try:
+            results[name] = fn()
+            for _ in range(calls - 1):
+                fn()
+        except Exception as exc:
+            row.notes.append(f"{name} failed: {type(exc).__name__}: {str(exc)[:80]}")
+            fns[name] = None
+    return results
+
+
+def _check(case: Case, x: np.ndarray, results: dict[str, object], row: Row) -> None:
+    """Note any disagreement of ours or onnxruntime with the numpy reference."""
+    ref = _reference(x, case.axis, case.last)
+    for name in ("ours", "ort"):
+        got = results.get(name)
+        if got is None:
+            continue
+        got = np.asarray(got)
+        if got.dtype != np.int64 or got.shape != ref.shape or not np.array_equal(got, ref):
+            row.notes.append(f"{name} MISMATCH vs numpy reference")
+
+
+def measure(case: Case, x: np.ndarray, argmax, repeats: int, sample_seconds: float) -> Row:
+    """Time one case: interleaved samples of every available competitor, medians."""
+    row = Row(case)
+    fns = _competitors(case, x, argmax, row)
+    results = _warm_up(fns, 3 if case.small else 1, row)
+    _check(case, x, results, row)
+    del results
+    live = {name: fn for name, fn in fns.items() if fn is not None}
+    if case.small:
+        row.calls = {name: calls_per_sample(fn, sample_seconds) for name, fn in live.items()}
+    else:
+        row.calls = dict.fromkeys(live, 1)
+    row.samples = round_robin(live, repeats, row.calls)
+    row.times = {name: None for name in COMPETITORS}
+    row.times.update({name: median(s) for name, s in row.samples.items()})
+    return row

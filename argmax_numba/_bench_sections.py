@@ -1,0 +1,110 @@
+"""In-process optional sections of the benchmark: calls from ``@njit`` code, and dask.
+
+Each section prints its own lines and returns ``(data, checks)``: raw numbers for
+``--json`` and ``(name, ok, detail)`` triples for the summary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._bench_cases import cube_shape
+from ._bench_timing import median, round_robin
+
+__all__ = ["dask_section", "njit_section"]
+
+NJIT_TARGET = 1.1
+
+
+def _float32_cube(nbytes: int) -> np.ndarray:
+    rng = np.random.default_rng(12)
+    return rng.random(cube_shape(nbytes, 4), dtype=np.float32)
+
+
+def _user_function(argmax):
+    """A user's ``@njit`` function calling ``argmax`` with constant flags."""
+    import numba
+
+    @numba.njit
+    def from_njit(x, axis):
+        return argmax(x, axis, 1, 0)
+
+    return from_njit
+
+
+def njit_section(argmax, nbytes: int, repeats: int):
+    """``argmax`` called from a user's ``@njit`` function vs from Python, per axis.
+
+    The compiled caller must not pay for being compiled: the target is a ratio
+    (njit / Python) of at most ``NJIT_TARGET``.
+    """
+    x = _float32_cube(nbytes)
+    print(f"\n[njit] from a user's @njit function vs from Python, float32 {x.shape}")
+    try:
+        from_njit = _user_function(argmax)
+        from_njit(x, 0)
+    except Exception as exc:
+        msg = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+        print(f"  cannot call argmax from @njit code: {msg}")
+        return {"error": msg}, [("njit/python <= 1.1", False, "not callable from @njit")]
+    data, worst = {}, 0.0
+    for axis in range(x.ndim):
+        same = np.array_equal(from_njit(x, axis), argmax(x, axis, 1, 0))
+        fns = {"python": lambda a=axis: argmax(x, a, 1, 0), "njit": lambda a=axis: from_njit(x, a)}
+        samples = round_robin(fns, repeats)
+        py, nj = median(samples["python"]), median(samples["njit"])
+        worst = max(worst, nj / py)
+        data[f"axis{axis}"] = {"samples": samples, "ratio": nj / py, "same_result": same}
+        flag = "" if same else "  RESULTS DIFFER"
+        print(
+            f"  axis {axis}: python {py * 1e3:.2f} ms, njit {nj * 1e3:.2f} ms, "
+            f"njit/python {nj / py:.2f}{flag}"
+        )
+    check = (f"njit/python <= {NJIT_TARGET}", worst <= NJIT_TARGET, f"worst {worst:.2f}")
+    return data, [check]
+
+
+def _dask_modules():
+    """(dask.array, argmax_numba.dask) or a reason why they cannot be used."""
+    try:
+        import dask.array as da
+    except ImportError as exc:
+        return None, f"dask is not importable ({exc})"
+    try:
+        from . import dask as ours
+    except ImportError as exc:
+        return None, f"argmax_numba.dask is not importable ({exc})"
+    return (da, ours), ""
+
+
+def dask_section(n: int, chunk: int, repeats: int):
+    """``argmax_numba.dask.argmax`` vs ``dask.array.argmax`` on one in-memory array."""
+    print(f"\n[dask] {n}x{n} float32 in {chunk}x{chunk} chunks, threaded scheduler")
+    mods, why = _dask_modules()
+    if mods is None:
+        print(f"  skipped: {why}")
+        return {"skipped": why}, []
+    da, ours = mods
+    source = np.random.default_rng(13).random((n, n), dtype=np.float32)
+    x = da.from_array(source, chunks=(chunk, chunk))
+    data = {}
+    for axis in (0, 1):
+        fns = {
+            "ours": lambda a=axis: ours.argmax(x, a, 1, 0).compute(scheduler="threads"),
+            "dask": lambda a=axis: da.argmax(x, axis=a, keepdims=True).compute(scheduler="threads"),
+        }
+        try:
+            same = np.array_equal(fns["ours"](), fns["dask"]())
+        except Exception as exc:
+            print(f"  axis {axis}: failed: {type(exc).__name__}: {str(exc)[:120]}")
+            data[f"axis{axis}"] = {"error": repr(exc)}
+            continue
+        samples = round_robin(fns, repeats)
+        t_ours, t_dask = median(samples["ours"]), median(samples["dask"])
+        data[f"axis{axis}"] = {"samples": samples, "ratio": t_ours / t_dask, "same": same}
+        flag = "" if same else "  RESULTS DIFFER"
+        print(
+            f"  axis {axis}: ours {t_ours * 1e3:.1f} ms, dask {t_dask * 1e3:.1f} ms, "
+            f"ours/dask {t_ours / t_dask:.2f}{flag}"
+        )
+    return data, []

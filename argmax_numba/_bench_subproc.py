@@ -1,0 +1,238 @@
+"""Sections of the benchmark that need fresh processes: peak memory and start-up time.
+
+Children are ``python -c`` programs run with the package's parent directory first on
+``PYTHONPATH`` (so they import the same ``argmax_numba`` as the benchmark) and print
+one JSON line. Each section prints its lines and returns ``(data, checks)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+__all__ = ["memory_section", "startup_section"]
+
+COMPILE_TARGET_S = 1.5
+WARM_TARGET_S = 0.5
+# Allowed memory beyond the output: a fixed part plus a part per thread.
+MEM_FIXED_MIB = 2.0
+MEM_PER_THREAD_MIB = 1.0
+
+_MEMORY_CHILD = """
+import json, resource, sys
+import numpy as np
+import numba
+import argmax_numba
+
+shape, order, axis = tuple(json.loads(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+unit = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+
+def proc_status(field):
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+
+def sample():
+    ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * unit
+    return {"ru_maxrss": ru, "vmhwm": proc_status("VmHWM"), "rss": proc_status("VmRSS")}
+
+def make(shape):
+    buf = np.empty(shape[::-1] if order == "F" else shape, np.float32)
+    np.random.default_rng(0).random(dtype=np.float32, out=buf)
+    return buf.T if order == "F" else buf
+
+argmax_numba.argmax(make(tuple(min(s, 64) for s in shape)), axis, 1, 0)  # compile first
+x = make(shape)
+before = sample()
+out = argmax_numba.argmax(x, axis, 1, 0)
+after = sample()
+print(json.dumps({"before": before, "after": after, "out": out.nbytes, "input": x.nbytes,
+                  "threads": numba.get_num_threads()}))
+"""
+
+_STARTUP_CHILD = """
+import time
+t_start = time.perf_counter()
+import argmax_numba
+t_import = time.perf_counter()
+import json
+import numpy as np
+x = np.random.default_rng(0).random((512, 512), dtype=np.float32)
+t0 = time.perf_counter()
+argmax_numba.argmax(x, 1, 1, 0)
+t1 = time.perf_counter()
+wall = time.time()
+argmax_numba.argmax(x, 1, 1, 0)
+t2 = time.perf_counter()
+print(json.dumps({"import": t_import - t_start, "first": t1 - t0, "second": t2 - t1,
+                  "setup": t0 - t_import, "wall": wall}))
+"""
+
+
+def _package_root() -> str:
+    """The directory holding the ``argmax_numba`` package the benchmark runs."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _child_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    root = _package_root()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    env.update(extra)
+    return env
+
+
+def _run_child(code: str, args=(), env=None, timeout: float = 600) -> dict:
+    """Run ``python -c code args`` and parse its last stdout line as JSON."""
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env or _child_env(),
+        cwd=_package_root(),
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise RuntimeError(f"child exited with {proc.returncode}: {tail[:200]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _memory_one(shape, order: str, axis: int) -> dict:
+    """One child's numbers; ``extra`` is the growth of its peak RSS during the call.
+
+    On Linux the peak is the process's own high-water mark (``VmHWM``): ``ru_maxrss``
+    of a child also counts the peak of the process that launched it (the kernel carries
+    it over through ``exec``), which here is the benchmark holding large arrays, so it
+    would hide the call. ``ru_maxrss`` is used where ``/proc`` is not available.
+    """
+    res = _run_child(_MEMORY_CHILD, [json.dumps(list(shape)), order, str(axis)])
+    before, after = res["before"], res["after"]
+    res["source"] = "VmHWM" if before["vmhwm"] is not None else "ru_maxrss"
+    key = "vmhwm" if before["vmhwm"] is not None else "ru_maxrss"
+    res["extra"] = after[key] - before[key]
+    res["slack"] = None if before["rss"] is None else max(0, before[key] - before["rss"])
+    res["allowed"] = res["out"] + (MEM_FIXED_MIB + MEM_PER_THREAD_MIB * res["threads"]) * 2**20
+    return res
+
+
+def _slack(r: dict) -> str:
+    """How far the peak before the call exceeded the RSS then (0 in a clean run)."""
+    return "" if r["slack"] is None else f", slack {r['slack'] / 2**20:.1f} MiB"
+
+
+def memory_section(nbytes: int):
+    """Peak extra resident memory of one call on a C- and a Fortran-ordered float32 input.
+
+    The child compiles on a small input first and then allocates the large one, so its
+    peak RSS before the call is the input plus the interpreter (``slack`` shows any
+    excess of that peak over the RSS then, which would hide part of the call's use).
+    Target: peak after - peak before <= output + a small constant per thread.
+    """
+    d = 1024
+    shape = (d, d, max(1, nbytes // (4 * d * d)))
+    mib = 2**20
+    print(
+        f"\n[memory] peak RSS during one call, float32 {shape} "
+        f"({4 * d * d * shape[2] / mib:.0f} MiB); extra = peak after - peak before"
+    )
+    data, ok, worst = {}, True, ""
+    for order in ("C", "F"):
+        for axis in range(3):
+            try:
+                r = _memory_one(shape, order, axis)
+            except Exception as exc:
+                print(f"  {order} axis {axis}: failed: {exc}")
+                ok, worst = False, f"{order} axis {axis} failed"
+                continue
+            data[f"{order}{axis}"] = r
+            good = r["extra"] <= r["allowed"]
+            print(
+                f"  {order} axis {axis}: extra {r['extra'] / mib:7.1f} MiB, output "
+                f"{r['out'] / mib:6.1f} MiB, extra/output {r['extra'] / r['out']:5.2f}"
+                f"{_slack(r)} ({r['source']}){'' if good else '  OVER'}"
+            )
+            if not good:
+                ok, worst = False, f"{order} axis {axis}: {r['extra'] / mib:.1f} MiB extra"
+    limit = f"output + {MEM_FIXED_MIB:g} MiB + {MEM_PER_THREAD_MIB:g} MiB/thread"
+    return data, [(f"memory <= {limit}", ok, worst or "all within")]
+
+
+def _wall(args, env=None) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, *args],
+        env=env or _child_env(),
+        check=True,
+        cwd=_package_root(),
+        capture_output=True,
+    )
+    return time.perf_counter() - start
+
+
+def _startup_one(cache_dir: str) -> dict:
+    """One fresh process: import, first call, and the time from launch to its end."""
+    launched = time.time()
+    res = _run_child(_STARTUP_CHILD, env=_child_env(NUMBA_CACHE_DIR=cache_dir))
+    res["from_start"] = res["wall"] - launched - res["setup"]
+    return res
+
+
+def _medians(runs: list[dict]) -> dict:
+    return {k: statistics.median(r[k] for r in runs) for k in ("import", "first", "from_start")}
+
+
+def startup_section(cold_runs: int, warm_runs: int):
+    """Import and first-call time in fresh processes, with an empty and a warm numba cache.
+
+    Targets: the cold first call (compilation) <= ``COMPILE_TARGET_S``; with a warm
+    cache, import + first call <= ``WARM_TARGET_S``.
+    """
+    print("\n[startup] fresh processes, float32 512x512, axis 1 (medians)")
+    numba_alone = statistics.median(_wall(["-c", "import numba"]) for _ in range(3))
+    print(f"  python -c 'import numba' (context): {numba_alone:.2f} s")
+    cold, warm, dirs = [], [], []
+    try:
+        for _ in range(cold_runs):
+            dirs.append(tempfile.mkdtemp(prefix="argmax-bench-cache-"))
+            cold.append(_startup_one(dirs[-1]))
+        for _ in range(warm_runs):
+            warm.append(_startup_one(dirs[-1]))
+    except Exception as exc:
+        print(f"  failed: {exc}")
+        return {"error": str(exc)}, [("startup", False, "child failed")]
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    c, w = _medians(cold), _medians(warm)
+    for name, m in (("cold cache", c), ("warm cache", w)):
+        print(
+            f"  {name}: import {m['import']:.2f} s, first call {m['first']:.2f} s, "
+            f"from process start {m['from_start']:.2f} s"
+        )
+    warm_total = w["import"] + w["first"]
+    checks = [
+        (
+            f"cold first call (compile) <= {COMPILE_TARGET_S} s",
+            c["first"] <= COMPILE_TARGET_S,
+            f"{c['first']:.2f} s",
+        ),
+        (
+            f"warm import + first call <= {WARM_TARGET_S} s",
+            warm_total <= WARM_TARGET_S,
+            f"{warm_total:.2f} s",
+        ),
+    ]
+    data = {"python_import_numba": numba_alone, "cold": cold, "warm": warm}
+    return data, checks

@@ -1,0 +1,60 @@
+"""Interleaved timing of several competitors.
+
+Every repeat times each competitor once, in turn (round-robin), so that slow phases of
+a shared machine hit all of them alike; the reported time is the median over repeats.
+A competitor whose single call is short is called many times per sample and the
+sample is divided by the count: that measures per-call latency, not timer overhead.
+The garbage collector is off while a sample runs.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+
+__all__ = ["calls_per_sample", "median", "round_robin"]
+
+
+def _sample(fn: Callable[[], object], calls: int) -> float:
+    """Seconds per call over ``calls`` back-to-back calls."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def calls_per_sample(fn: Callable[[], object], sample_seconds: float) -> int:
+    """How many calls of the (already warm) ``fn`` fill about ``sample_seconds``."""
+    calls = 1
+    while True:
+        elapsed = _sample(fn, calls) * calls
+        if elapsed >= sample_seconds / 4 or calls >= 1 << 20:
+            break
+        calls *= 8
+    per_call = max(elapsed / calls, 1e-9)
+    return max(1, min(1 << 22, round(sample_seconds / per_call)))
+
+
+def round_robin(
+    fns: dict[str, Callable[[], object]], repeats: int, calls: dict[str, int] | None = None
+) -> dict[str, list[float]]:
+    """Per-call seconds of every competitor, ``repeats`` interleaved samples each."""
+    calls = calls or {}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                samples[name].append(_sample(fn, calls.get(name, 1)))
+    finally:
+        if enabled:
+            gc.enable()
+    return samples
+
+
+def median(values: list[float]) -> float:
+    """The median (the statistic the tables report)."""
+    return statistics.median(values)

@@ -1,0 +1,46 @@
+"""Differential test against onnx's reference ArgMax over generated inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+from conftest import DTYPES, LAYOUTS, onnx_argmax, special_values, with_layout
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import argmax_numba._api as api
+from argmax_numba import argmax
+
+
+@st.composite
+def cases(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    ndim = draw(st.integers(1, 4))
+    sizes = draw(st.lists(st.integers(0, 6), min_size=ndim, max_size=ndim))
+    axis = draw(st.integers(-ndim, ndim - 1))
+    sizes[axis] = max(sizes[axis], 1)  # other axes may be empty, the reduced one not
+    shape = tuple(sizes)
+    size = int(np.prod(shape))
+    pool = np.concatenate([special_values(dtype), np.arange(4).astype(dtype)])
+    picks = draw(st.lists(st.integers(0, len(pool) - 1), min_size=size, max_size=size))
+    x = pool[np.array(picks, dtype=np.int64)].reshape(shape) if size else np.zeros(shape, dtype)
+    layout = draw(st.sampled_from(LAYOUTS))
+    return x, axis, draw(st.integers(0, 1)), draw(st.integers(0, 1)), layout, draw(st.booleans())
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(cases())
+def test_matches_onnx_reference(case):
+    x, axis, keep, last, layout, parallel = case
+    y = with_layout(x, layout)
+    before = y.tobytes()
+    saved = api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK
+    if parallel:
+        api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK = 0, 2, 3
+    try:
+        got = argmax(y, axis, keep, last)
+    finally:
+        api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK = saved
+    want = onnx_argmax(x, axis, keep, last)
+    assert got.dtype == np.int64 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert y.tobytes() == before

@@ -1,0 +1,126 @@
+"""Smoke tests of ``python -m argmax_numba.bench``: it runs and produces sane rows.
+
+These check the harness, not the speed: no timing is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from argmax_numba import bench
+from argmax_numba._bench_read import flat_unsigned, read_bound
+
+TINY = ["--quick", "--size-mib", "0.0625", "--repeats", "2"]
+
+
+def _run(tmp_path, *extra):
+    out = tmp_path / "bench.json"
+    status = bench.main([*TINY, "--json", str(out), *extra])
+    assert status == 0
+    return json.loads(out.read_text())
+
+
+def _finite(value) -> bool:
+    return value is not None and math.isfinite(value) and value > 0
+
+
+def test_quick_table_has_finite_ratios(tmp_path, capsys):
+    doc = _run(
+        tmp_path,
+        "--dtype",
+        "float32,int16",
+        "--no-njit",
+        "--no-memory",
+        "--no-startup",
+        "--no-dask",
+        "--markdown",
+    )
+    rows = doc["rows"]
+    kinds = {r["case"] for r in rows}
+    assert {"axis-first", "axis-mid", "axis-last", "long-row", "tall-narrow"} <= kinds
+    assert {"fortran", "small-10x10", "small-1000"} <= kinds
+    assert {r["select_last_index"] for r in rows} == {0, 1}
+    for r in rows:
+        assert _finite(r["ratios"]["ours/numpy"]), r
+        assert _finite(r["ratios"]["ours/read"]), r
+        assert not any("MISMATCH" in n or "failed" in n for n in r["notes"]), r
+        ort = r["ratios"]["ours/ort"]
+        assert _finite(ort) or any("ort" in n for n in r["notes"]), r
+    # onnxruntime has no int16 ArgMax: those rows must say n/a, not fail.
+    assert all(r["ratios"]["ours/ort"] is None for r in rows if r["dtype"] == "int16")
+    text = capsys.readouterr().out
+    assert "ours/numpy" in text and "| case | dtype |" in text and "Summary" in text
+
+
+def test_filters_and_njit_section(tmp_path):
+    doc = _run(
+        tmp_path,
+        "--dtype",
+        "bfloat16",
+        "--case",
+        "axis-mid",
+        "--no-memory",
+        "--no-startup",
+        "--no-dask",
+    )
+    assert [(r["dtype"], r["case"]) for r in doc["rows"]] == [("bfloat16", "axis-mid")] * 2
+    assert "njit" in doc["sections"]
+
+
+def test_plot_is_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "bench.png"
+    _run(
+        tmp_path,
+        "--dtype",
+        "uint8",
+        "--case",
+        "small-1000",
+        "--plot",
+        str(png),
+        "--no-njit",
+        "--no-memory",
+        "--no-startup",
+        "--no-dask",
+    )
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_subprocess_sections(tmp_path):
+    doc = _run(tmp_path, "--case", "small-1000", "--dtype", "float32", "--no-njit", "--dask")
+    memory = doc["sections"]["memory"]
+    assert set(memory) == {"C0", "C1", "C2", "F0", "F1", "F2"}
+    assert all(m["extra"] >= 0 and m["out"] > 0 for m in memory.values())
+    startup = doc["sections"]["startup"]
+    assert startup["cold"] and startup["warm"] and startup["python_import_numba"] > 0
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.uint64])
+@pytest.mark.parametrize("size", [5, 1 << 18])
+def test_read_bound_is_max_of_unsigned_bytes(dtype, size):
+    x = np.random.default_rng(1).integers(0, 100, size=size).astype(dtype)
+    x = np.asfortranarray(x.reshape(-1, 1) if size % 2 else x.reshape(2, -1))
+    buf = flat_unsigned(x)
+    assert buf.nbytes == x.nbytes and np.shares_memory(buf, x)
+    assert read_bound(buf) == buf.max()
+
+
+def test_import_does_not_load_the_benchmark():
+    code = (
+        "import sys, argmax_numba; "
+        "print(sorted(m for m in ('onnxruntime', 'matplotlib', 'argmax_numba.bench') "
+        "if m in sys.modules))"
+    )
+    root = Path(bench.__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.strip() == "[]"

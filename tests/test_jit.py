@@ -1,0 +1,86 @@
+"""argmax called from users' @njit code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import FLOATS, INTS, onnx_argmax, random_tensor
+from numba import njit
+from numba.core.errors import TypingError
+
+from argmax_numba import argmax
+
+
+@njit
+def keep_first(x, axis):
+    return argmax(x, axis, 1, 0)
+
+
+@njit
+def drop_last(x, axis):
+    return argmax(x, axis, 0, 1)
+
+
+@njit
+def variants(x, axis, last):
+    """Several call forms in one function: one compilation per dtype."""
+    return argmax(x, axis, 1, 0), argmax(x, axis, 0, 1), argmax(x, axis, 1, last), argmax(x)
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[1], INTS[0], INTS[-1]], ids=str)
+def test_matches_reference(dtype):
+    rng = np.random.default_rng(3)
+    x = random_tensor(dtype, (3, 4, 5), rng, special=0.2)
+    for axis in (-3, -1, 0, 1, 2):
+        for last in (0, 1):
+            keep0, drop1, keep_rt, dflt = variants(x, axis, bool(last))
+            np.testing.assert_array_equal(keep0, onnx_argmax(x, axis, 1, 0))
+            np.testing.assert_array_equal(drop1, onnx_argmax(x, axis, 0, 1))
+            np.testing.assert_array_equal(keep_rt, onnx_argmax(x, axis, 1, last))
+            np.testing.assert_array_equal(dflt, onnx_argmax(x, 0, 1, 0))
+
+
+def test_parallel_path_and_layouts():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((300, 257)).astype(np.float32)  # above the serial threshold
+    for y in (x, np.asfortranarray(x), x[:, ::-2]):
+        for axis in (0, 1):
+            np.testing.assert_array_equal(keep_first(y, axis), onnx_argmax(y, axis, 1, 0))
+    one_row = rng.standard_normal(1 << 17)
+    assert drop_last(one_row, 0)[()] == np.argmax(one_row)
+
+
+def test_rank_zero_result():
+    x = np.array([1.0, 7.0, 7.0, 2.0])
+    got = drop_last(x, 0)
+    assert got.shape == () and got[()] == 2
+
+
+def test_non_constant_keepdims_is_a_typing_error():
+    @njit
+    def bad(x, keep):
+        return argmax(x, 0, keep, 0)
+
+    with pytest.raises(TypingError, match="keepdims must be a compile-time constant"):
+        bad(np.ones(3), 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.complex64])
+def test_unsupported_dtype_is_a_typing_error(dtype):
+    with pytest.raises(TypingError, match=f"dtype {np.dtype(dtype)}"):
+        keep_first(np.ones(3, dtype=dtype), 0)
+
+
+def test_bool_is_a_typing_error():
+    with pytest.raises(TypingError, match="unsupported input dtype bool"):
+        keep_first(np.ones(3, dtype=np.bool_), 0)
+
+
+def test_bad_axis_raises_at_run_time():
+    with pytest.raises(ValueError, match="axis is out of range"):
+        keep_first(np.ones((2, 3)), 2)
+
+
+def test_empty_reduced_axis_raises():
+    with pytest.raises(ValueError, match="reduced axis is empty"):
+        keep_first(np.ones((0, 3)), 0)

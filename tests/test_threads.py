@@ -1,0 +1,120 @@
+"""Concurrency: Python threads, fork() after use, and numba's thread count."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import argmax_numba._api as api
+from argmax_numba import argmax
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=300,
+        cwd=ROOT,
+    )
+
+
+def test_eight_threads_at_once():
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal((200 + i, 300)).astype(np.float32) for i in range(8)]
+    expected = [np.argmax(x, axis=i % 2) for i, x in enumerate(inputs)]
+    assert inputs[0].size >= api.SERIAL_BELOW  # the parallel kernels run concurrently
+
+    def work(i):
+        return [argmax(inputs[i], i % 2, 0, 0) for _ in range(20)]
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(work, range(8)))
+    for i, runs in enumerate(results):
+        for got in runs:
+            np.testing.assert_array_equal(got, expected[i])
+
+
+FORK_CHILD = """
+    import multiprocessing as mp
+    import numpy as np
+    from argmax_numba import argmax
+
+    def child(seed):
+        x = np.random.default_rng(seed).standard_normal((400, 300))
+        return bool((argmax(x, 0, 0) == np.argmax(x, 0)).all())
+
+    if __name__ == "__main__":
+        x = np.random.default_rng(0).standard_normal((400, 300))
+        assert (argmax(x, 1, 0) == np.argmax(x, 1)).all()  # parent uses the parallel kernel
+        ctx = mp.get_context("fork")
+        with ctx.Pool(2) as pool:
+            print("children ok:", all(pool.map(child, range(4))))
+"""
+
+
+@pytest.mark.parametrize("layer", ["default", "omp"])
+def test_fork_after_parallel_call(layer, tmp_path):
+    script = tmp_path / "fork_child.py"
+    script.write_text(textwrap.dedent(FORK_CHILD))
+    env = {} if layer == "default" else {"NUMBA_THREADING_LAYER": layer}
+    full_env = {**os.environ, "PYTHONPATH": ROOT, **env}
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=full_env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "children ok: True" in proc.stdout
+
+
+def test_default_layer_is_tbb():
+    proc = _run_python(
+        """
+        import numpy as np, numba
+        from argmax_numba import argmax
+        argmax(np.ones((300, 300)), 0)
+        print(numba.threading_layer())
+        """
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "tbb"
+
+
+def test_honours_numba_num_threads():
+    proc = _run_python(
+        """
+        import numpy as np, numba
+        from argmax_numba import argmax
+        x = np.random.default_rng(1).standard_normal((512, 512))
+        assert (argmax(x, 0, 0) == np.argmax(x, 0)).all()
+        print(numba.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
+        """,
+        NUMBA_NUM_THREADS="1",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["1", "1"]
+
+
+def test_set_num_threads_is_respected(monkeypatch):
+    import numba
+
+    seen = []
+    real = numba.get_num_threads
+    monkeypatch.setattr(api.numba, "get_num_threads", lambda: seen.append(real()) or real())
+    x = np.random.default_rng(2).standard_normal((1, 1 << 17))
+    numba.set_num_threads(1)
+    try:
+        assert argmax(x, 1, 0)[0] == np.argmax(x[0])
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert seen == [1]
