@@ -4,20 +4,25 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 
 * ``rows(x, out, last, nchunks)`` reduces the last axis of ``x[outer, n]``. Each task
   scans one row (or one of ``nchunks`` pieces of it, when there are too few rows to
-  keep every core busy) block by block: a vectorisable pass takes the block's maximum
-  key, and only a block that beats the running maximum is scanned again, from cache,
-  for the position.
+  keep every core busy) block by block: a vectorised pass takes the block's maximum key,
+  and only a block that beats the running maximum is searched again, from cache, for the
+  position. Rows of at most ``SHORT_ROW`` elements are scanned plainly, many per task.
 * ``cols(x, out, last, block)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and streams the ``n`` rows through a
   running maximum and index held in cache, so every byte of the input is read once, in
   memory order.
 
-``last`` selects the last occurrence of the maximum instead of the first. The same
-source is compiled with ``parallel=True`` for large inputs and serially for small ones
-(and for processes where the parallel runtime cannot be used).
+``last`` selects the last occurrence of the maximum instead of the first.
+
+The work of one task is a serial function, compiled once per dtype; a driver runs the
+tasks, with ``prange`` for large inputs or a plain loop for small ones (and in processes
+where the parallel runtime cannot be used). Keeping the loop bodies out of the parallel
+drivers keeps numba's parallel compilation, the slow part of a first call, small.
 """
 
 from __future__ import annotations
+
+import types
 
 import numpy as np
 from numba import njit, prange
@@ -25,141 +30,196 @@ from numba import njit, prange
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._keys import key, key_vector, narrow_index, narrow_span
 
-__all__ = ["KERNELS", "ROW_BLOCK"]
+__all__ = ["KERNELS", "ROW_BLOCK", "SHORT_ROW"]
 
+# Elements per block of a row: one vectorised pass finds the block's maximum key.
 ROW_BLOCK = 2048
-# Rows up to this long are scanned element by element.
+# A block that beats the running maximum is searched in sub-blocks of this size.
+SUB_BLOCK = 64
+# Rows up to this long are scanned element by element, SHORT_TASK of them per task.
 SHORT_ROW = 32
+SHORT_TASK = 4096
+
+_OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
 
 
-def _make_rows(kind: int):
-    def rows(x, out, last, nchunks):
+# --- the work of one task, per key kind --------------------------------------------------
+
+
+def _make_tasks(kind: int):
+    def short_rows_task(x, out, t, last):
         outer, n = x.shape
-        if n <= SHORT_ROW:  # rows too short for blocks to pay: one plain pass each
-            for o in prange(outer):
-                best = key(x[o, 0], kind)
-                at = 0
-                for j in range(1, n):
-                    v = key(x[o, j], kind)
-                    if v > best or (last and v == best):
-                        best = v
-                        at = j
-                out[o] = at
-            return
-        chunk = (n + nchunks - 1) // nchunks
-        nchunks = (n + chunk - 1) // chunk
-        ntasks = outer * nchunks
-        npart = ntasks if nchunks > 1 else 0
-        part_key = key_vector(npart, x, kind)
-        part_at = np.empty(npart, np.int64)
-        for t in prange(ntasks):
-            o = t // nchunks
-            start = (t - o * nchunks) * chunk
-            stop = min(start + chunk, n)
-            row = x[o]
-            best = key(row[start], kind)
-            at = start
-            i = start
-            while i < stop:
-                blk = row[i : min(i + ROW_BLOCK, stop)]
-                top = key(blk[0], kind)
-                for j in range(1, blk.size):
-                    top = max(top, key(blk[j], kind))
-                if i == start or top > best or (last and top == best):
-                    best = top
-                    # Locate it with a branch-free (vectorisable) pass over the cached block.
-                    if last:
-                        pos = -1
-                        for j in range(blk.size):
-                            pos = max(pos, j if key(blk[j], kind) == top else -1)
-                    else:
-                        pos = blk.size
-                        for j in range(blk.size):
-                            pos = min(pos, j if key(blk[j], kind) == top else blk.size)
-                    at = i + pos
-                i += blk.size
-            if nchunks > 1:
-                part_key[t] = best
-                part_at[t] = at
-            else:
-                out[o] = at
+        for o in range(t * SHORT_TASK, min((t + 1) * SHORT_TASK, outer)):
+            best = key(x[o, 0], kind)
+            at = 0
+            for j in range(1, n):
+                v = key(x[o, j], kind)
+                if v > best or (last and v == best):
+                    best = v
+                    at = j
+            out[o] = at
+
+    def row_task(x, out, part_key, part_at, t, nchunks, chunk, last):
+        n = x.shape[1]
+        o = t // nchunks
+        start = (t - o * nchunks) * chunk
+        stop = min(start + chunk, n)
+        row = x[o]
+        best = key(row[start], kind)
+        at = start
+        i = start
+        while i < stop:
+            blk = row[i : min(i + ROW_BLOCK, stop)]
+            top = key(blk[0], kind)
+            for j in range(1, blk.size):
+                top = max(top, key(blk[j], kind))
+            if i == start or top > best or (last and top == best):
+                best = top
+                # Count matches per sub-block (a vectorised sum), then scan only the
+                # sub-block that holds the first (or last) one.
+                m = blk.size
+                nsub = (m + SUB_BLOCK - 1) // SUB_BLOCK
+                for q in range(nsub):
+                    s0 = (nsub - 1 - q if last else q) * SUB_BLOCK
+                    sub = blk[s0 : min(s0 + SUB_BLOCK, m)]
+                    hits = 0
+                    for j in range(sub.size):
+                        hits += key(sub[j], kind) == top
+                    if hits:
+                        for j in range(sub.size):
+                            jj = sub.size - 1 - j if last else j
+                            if key(sub[jj], kind) == top:
+                                at = i + s0 + jj
+                                break
+                        break
+            i += blk.size
         if nchunks > 1:
-            for o in range(outer):
-                best = part_key[o * nchunks]
-                at = part_at[o * nchunks]
-                for c in range(o * nchunks + 1, (o + 1) * nchunks):
-                    k = part_key[c]
-                    if k > best or (last and k == best):
-                        best = k
-                        at = part_at[c]
-                out[o] = at
+            part_key[t] = best
+            part_at[t] = at
+        else:
+            out[o] = at
 
-    return rows
+    def row_parts(x, nparts):
+        return key_vector(nparts, x, kind), np.empty(nparts, np.int64)
 
+    def merge_parts(out, part_key, part_at, nchunks, last):
+        for o in range(out.size):
+            best = part_key[o * nchunks]
+            at = part_at[o * nchunks]
+            for c in range(o * nchunks + 1, (o + 1) * nchunks):
+                k = part_key[c]
+                if k > best or (last and k == best):
+                    best = k
+                    at = part_at[c]
+            out[o] = at
 
-def _make_cols(kind: int):
-    def cols(x, out, last, block):
-        outer, n, inner = x.shape
-        nblocks = (inner + block - 1) // block
+    def col_task(x, out, t, nblocks, block, last):
+        n, inner = x.shape[1], x.shape[2]
+        o = t // nblocks
+        j0 = (t - o * nblocks) * block
+        w = min(block, inner - j0)
+        best = key_vector(w, x, kind)
         # Row numbers within a stretch of ``span`` rows fit the key's own width, so the
         # index update runs on vectors as wide as the data's.
         span = narrow_span(x)
-        for t in prange(outer * nblocks):
-            o = t // nblocks
-            j0 = (t - o * nblocks) * block
-            w = min(block, inner - j0)
-            best = key_vector(w, x, kind)
-            hit = narrow_index(w, x)
-            itype = hit.dtype.type
-            at = out[o, j0 : j0 + w]
-            src = x[o, 0, j0 : j0 + w]
+        hit = narrow_index(w, x)
+        itype = hit.dtype.type
+        at = out[o, j0 : j0 + w]
+        src = x[o, 0, j0 : j0 + w]
+        for j in range(w):
+            best[j] = key(src[j], kind)
+            hit[j] = -1
+            at[j] = 0
+        for k0 in range(1, n, span):
+            for k in range(k0, min(k0 + span, n)):
+                src = x[o, k, j0 : j0 + w]
+                r = itype(k - k0)
+                # Masks, not selects: numba's selects do not vectorise here.
+                if last:
+                    for j in range(w):
+                        v = key(src[j], kind)
+                        b = best[j]
+                        m = itype(-(v >= b))
+                        hit[j] = (hit[j] & ~m) | (r & m)
+                        best[j] = max(b, v)
+                else:
+                    for j in range(w):
+                        v = key(src[j], kind)
+                        b = best[j]
+                        m = itype(-(v > b))
+                        hit[j] = (hit[j] & ~m) | (r & m)
+                        best[j] = max(b, v)
             for j in range(w):
-                best[j] = key(src[j], kind)
-                hit[j] = -1
-                at[j] = 0
-            for k0 in range(1, n, span):
-                for k in range(k0, min(k0 + span, n)):
-                    src = x[o, k, j0 : j0 + w]
-                    r = itype(k - k0)
-                    # Masks, not selects: numba's selects do not vectorise here.
-                    if last:
-                        for j in range(w):
-                            v = key(src[j], kind)
-                            b = best[j]
-                            m = itype(-(v >= b))
-                            hit[j] = (hit[j] & ~m) | (r & m)
-                            best[j] = max(b, v)
-                    else:
-                        for j in range(w):
-                            v = key(src[j], kind)
-                            b = best[j]
-                            m = itype(-(v > b))
-                            hit[j] = (hit[j] & ~m) | (r & m)
-                            best[j] = max(b, v)
-                for j in range(w):
-                    if hit[j] >= 0:
-                        at[j] = k0 + hit[j]
-                        hit[j] = -1
+                if hit[j] >= 0:
+                    at[j] = k0 + hit[j]
+                    hit[j] = -1
 
-    return cols
+    fns = (short_rows_task, row_task, row_parts, merge_parts, col_task)
+    tasks = {}
+    for fn in fns:
+        fn.__name__ = fn.__qualname__ = f"{fn.__name__}_k{kind}"  # separate cache entries
+        tasks[fn.__name__.rsplit("_k", 1)[0]] = njit(**_OPTIONS)(fn)
+    return tasks
 
 
-def _jit(fn, kind: int, parallel: bool):
-    """Compile ``fn`` lazily under a name unique to its kind and mode.
+# --- drivers: run the tasks serially or in parallel --------------------------------------
 
-    The name keeps numba's on-disk cache entries of the different instances apart.
+# The drivers' task names are bound to one key kind's compiled tasks by ``_driver``.
+short_rows_task = row_task = row_parts = merge_parts = col_task = None
+
+
+def rows(x, out, last, nchunks):
+    outer, n = x.shape
+    short = n <= SHORT_ROW
+    if short:
+        ntasks = (outer + SHORT_TASK - 1) // SHORT_TASK
+        chunk = nchunks = 1
+    else:
+        chunk = (n + nchunks - 1) // nchunks
+        nchunks = (n + chunk - 1) // chunk
+        ntasks = outer * nchunks
+    part_key, part_at = row_parts(x, ntasks if nchunks > 1 else 0)
+    # One parallel loop per driver (each costs seconds to compile); ``np.int64(t)`` keeps
+    # the tasks' signatures the same as under the serial driver (prange counts unsigned).
+    for t in prange(ntasks):
+        if short:
+            short_rows_task(x, out, np.int64(t), last)
+        else:
+            row_task(x, out, part_key, part_at, np.int64(t), nchunks, chunk, last)
+    if nchunks > 1:
+        merge_parts(out, part_key, part_at, nchunks, last)
+
+
+def cols(x, out, last, block):
+    outer, inner = x.shape[0], x.shape[2]
+    nblocks = (inner + block - 1) // block
+    for t in prange(outer * nblocks):
+        col_task(x, out, np.int64(t), nblocks, block, last)
+
+
+def _driver(fn, kind: int, parallel: bool, tasks: dict):
+    """``fn`` bound to one kind's tasks and compiled lazily, serial or parallel.
+
+    The tasks are the driver's globals, not closure cells, so that numba can cache it;
+    the name keeps the cache entries of the different instances apart.
     """
     name = f"{fn.__name__}_k{kind}_{'par' if parallel else 'ser'}"
-    fn.__name__ = fn.__qualname__ = name
-    return njit(parallel=parallel, cache=True, error_model="numpy", nogil=True)(fn)
+    bound = types.FunctionType(fn.__code__, {**fn.__globals__, **tasks}, name)
+    bound.__qualname__ = name
+    return njit(parallel=parallel, **_OPTIONS)(bound)
+
+
+def _build():
+    kernels = {}
+    for kind in (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64):
+        tasks = _make_tasks(kind)
+        for parallel in (True, False):
+            kernels[(kind, parallel)] = (
+                _driver(rows, kind, parallel, tasks),
+                _driver(cols, kind, parallel, tasks),
+            )
+    return kernels
 
 
 # KERNELS[(kind, parallel)] = (rows, cols)
-KERNELS = {
-    (kind, parallel): (
-        _jit(_make_rows(kind), kind, parallel),
-        _jit(_make_cols(kind), kind, parallel),
-    )
-    for kind in (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)
-    for parallel in (True, False)
-}
+KERNELS = _build()

@@ -21,9 +21,14 @@ def vi(name, elem=FLOAT, shape=None):
     return helper.make_tensor_value_info(name, elem, shape)
 
 
-def verified(model: onnx.ModelProto) -> bool:
+def fast_check(model: onnx.ModelProto) -> dict[str, bytes] | None:
     data = _graph._onnx_pass_bytes(model)
     return _fast.argmax_types_verified(model, data, _graph._Engine(model, False).model_opsets[""])
+
+
+def verified(model: onnx.ModelProto) -> bool:
+    """Verified, with no type to correct."""
+    return fast_check(model) == {}
 
 
 def outcome(model: onnx.ModelProto, fast: bool):
@@ -74,7 +79,6 @@ def test_accepts_plain_model_with_compatible_declared_output(declared):
 @pytest.mark.parametrize(
     "make",
     [
-        pytest.param(lambda: direct(shape=[None, 3]), id="unknown dim (unk__ in onnx)"),
         pytest.param(lambda: chain(mid="i" * 200), id="200-byte input name"),
         pytest.param(lambda: chain(node_name='sneaky"\x06ArgMax'), id="op_type bytes in name"),
         pytest.param(lambda: chain(select_last_index=2.0), id="FLOAT attribute"),
@@ -99,6 +103,26 @@ def test_declines_unusual_models_and_agrees(make):
 def test_accepts_odd_but_valid_names(make):
     model = make()
     assert verified(model)
+    assert_same_outcome(model)
+
+
+def test_corrects_unknown_dims_named_by_onnx():
+    model = direct(shape=[None, 3])
+    (theirs,) = onnx.shape_inference.infer_shapes(model).graph.output
+    assert theirs.type.tensor_type.shape.dim[0].dim_param.startswith("unk__")
+    fixes = fast_check(model)
+    assert set(fixes) == {"y"}
+    (ours,) = outcome(model, fast=True).graph.output
+    assert not ours.type.tensor_type.shape.dim[0].HasField("dim_param")
+    assert_same_outcome(model)
+
+
+def test_declines_correction_feeding_another_argmax():
+    node = helper.make_node("ArgMax", ["y"], ["z"], name="am2", axis=0)
+    model = direct(shape=[None, 3])
+    model.graph.node.append(node)
+    model.graph.output[0].name = "z"
+    assert fast_check(model) is None
     assert_same_outcome(model)
 
 
@@ -179,14 +203,14 @@ def test_declines_models_with_functions_or_custom_rules():
     )
     model = chain()
     model.functions.append(function)
-    assert not verified(model)
+    assert fast_check(model) is None
 
     @si.register("Cast", since_version=1)
     def cast(node, input_types, opset):
         return [None]
 
     try:
-        assert not verified(chain())
+        assert fast_check(chain()) is None
     finally:
         si.unregister("Cast", since_version=1)
     assert verified(chain())
