@@ -75,7 +75,6 @@ def test_filters_and_njit_section(tmp_path):
 
 
 def test_plot_is_written(tmp_path):
-    pytest.importorskip("matplotlib")
     png = tmp_path / "bench.png"
     _run(
         tmp_path,

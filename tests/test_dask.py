@@ -196,7 +196,8 @@ def test_import_argmax_numba_does_not_import_dask():
 
 @pytest.mark.slow
 def test_on_a_local_cluster_of_two_processes():
-    distributed = pytest.importorskip("distributed")
+    import distributed
+
     x = random_tensor(np.dtype(np.float32), (40, 30), np.random.default_rng(5), special=0.1)
     d = da.from_array(x, chunks=(7, 4))
     with (

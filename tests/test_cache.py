@@ -1,0 +1,119 @@
+"""The on-disk cache of compiled kernels: concurrent first use, read-only installs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CHECK = textwrap.dedent(
+    """
+    import numpy as np
+    from argmax_numba import argmax
+    x = np.random.default_rng(0).standard_normal((300, 200)).astype(np.float32)
+    x[5, 7] = np.nan
+    for axis in (0, 1):
+        want = np.argmax(x, axis)
+        assert (argmax(x, axis, 0) == want).all(), axis
+        assert (argmax(x[:20, :30], axis, 0) == np.argmax(x[:20, :30], axis)).all()
+    import argmax_numba._kernels as k
+    print("ok", k.KERNELS[(3, True)][0].stats.cache_path)
+    """
+)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(extra)
+    return env
+
+
+@pytest.mark.slow
+def test_four_processes_on_an_empty_cache(tmp_path):
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHECK],
+            env=env,
+            cwd=tmp_path,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(4)
+    ]
+    results = [p.communicate(timeout=600) + (p.returncode,) for p in procs]
+    for out, err, code in results:
+        assert code == 0, err[-3000:]
+        assert out.startswith("ok")
+    assert any(f.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for f in fs)
+    # and a fifth process finds everything in the cache
+    again = subprocess.run(
+        [sys.executable, "-c", CHECK],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+
+
+def _read_only_copy(tmp_path):
+    """The package copied into a directory nobody but its owner may write to."""
+    site = tmp_path / "site"
+    shutil.copytree(
+        os.path.join(ROOT, "argmax_numba"),
+        site / "argmax_numba",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    for folder, _dirs, files in os.walk(site):
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o444)
+        os.chmod(folder, 0o555)
+    os.chmod(tmp_path, 0o755)
+    return site
+
+
+def _as_unprivileged():
+    """Root ignores file modes: run the child as 'nobody' so the modes apply."""
+    if os.geteuid() != 0:
+        return None
+    probe = subprocess.run(
+        [sys.executable, "-c", "import numba"],
+        preexec_fn=lambda: os.setuid(65534),
+        capture_output=True,
+        timeout=120,
+    )
+    if probe.returncode != 0:
+        pytest.fail("this interpreter cannot be run by an unprivileged user for the test")
+    return lambda: (os.setgid(65534), os.setuid(65534))
+
+
+@pytest.mark.slow
+def test_read_only_install_directory(tmp_path):
+    site = _read_only_copy(tmp_path)
+    user_cache = tmp_path / "user-cache"
+    user_cache.mkdir()
+    os.chmod(user_cache, stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO)
+    env = _env(PYTHONPATH=str(site), XDG_CACHE_HOME=str(user_cache), HOME=str(user_cache))
+    proc = subprocess.run(
+        [sys.executable, "-c", CHECK],
+        env=env,
+        cwd=user_cache,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=_as_unprivileged(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cache_path = proc.stdout.split()[1]
+    assert cache_path.startswith(str(user_cache)), cache_path  # numba fell back to it
+    assert not any("__pycache__" in d for _, d, _ in os.walk(site))
