@@ -29,6 +29,18 @@ CHECK = textwrap.dedent(
 )
 
 
+# Proof that the child really could not write into the install directory.
+PROBE = textwrap.dedent(
+    """
+    import argmax_numba, os
+    try:
+        open(os.path.join(os.path.dirname(argmax_numba.__file__), "probe"), "w")
+    except OSError:
+        print("read-only")
+    """
+)
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(extra)
@@ -67,7 +79,7 @@ def test_four_processes_on_an_empty_cache(tmp_path):
 
 
 def _read_only_copy(tmp_path):
-    """The package copied into a directory nobody but its owner may write to."""
+    """The package copied into a directory that its files' modes make read-only."""
     site = tmp_path / "site"
     shutil.copytree(
         os.path.join(ROOT, "argmax_numba"),
@@ -82,19 +94,16 @@ def _read_only_copy(tmp_path):
     return site
 
 
-def _as_unprivileged():
-    """Root ignores file modes: run the child as 'nobody' so the modes apply."""
+def _read_only_command(site, argv: list[str]) -> list[str]:
+    """``argv`` run where ``site`` cannot be written to.
+
+    File modes do that for an ordinary user; root ignores them, so for root the child
+    runs in its own mount namespace with ``site`` bind-mounted read-only.
+    """
     if os.geteuid() != 0:
-        return None
-    probe = subprocess.run(
-        [sys.executable, "-c", "import numba"],
-        preexec_fn=lambda: os.setuid(65534),
-        capture_output=True,
-        timeout=120,
-    )
-    if probe.returncode != 0:
-        pytest.fail("this interpreter cannot be run by an unprivileged user for the test")
-    return lambda: (os.setgid(65534), os.setuid(65534))
+        return argv
+    script = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"'
+    return ["unshare", "--mount", "sh", "-c", script, str(site), *argv]
 
 
 @pytest.mark.slow
@@ -105,15 +114,15 @@ def test_read_only_install_directory(tmp_path):
     os.chmod(user_cache, stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO)
     env = _env(PYTHONPATH=str(site), XDG_CACHE_HOME=str(user_cache), HOME=str(user_cache))
     proc = subprocess.run(
-        [sys.executable, "-c", CHECK],
+        _read_only_command(site, [sys.executable, "-c", CHECK + PROBE]),
         env=env,
         cwd=user_cache,
         capture_output=True,
         text=True,
         timeout=600,
-        preexec_fn=_as_unprivileged(),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cache_path = proc.stdout.split()[1]
     assert cache_path.startswith(str(user_cache)), cache_path  # numba fell back to it
+    assert proc.stdout.split()[-1] == "read-only"
     assert not any("__pycache__" in d for _, d, _ in os.walk(site))
