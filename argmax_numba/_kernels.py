@@ -4,9 +4,9 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 
 * ``rows(x, out, last, nchunks)`` reduces the last axis of ``x[outer, n]``. Each task
   scans one row (or one of ``nchunks`` pieces of it, when there are too few rows to
-  keep every core busy) block by block: a vectorised pass takes the block's maximum key,
-  and only a block that beats the running maximum is searched again, from cache, for the
-  position. Rows of at most ``SHORT_ROW`` elements are scanned plainly, many per task.
+  keep every core busy) in small blocks: a vectorised reduction takes each block's
+  maximum key, and only the block that holds the result is searched again, from cache,
+  for the position. Rows of at most ``SHORT_ROW`` elements are scanned plainly, many per task.
 * ``cols(x, out, last, block)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and streams the ``n`` rows through a
   running maximum and index held in cache, so every byte of the input is read once, in
@@ -30,12 +30,10 @@ from numba import njit, prange
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._keys import key, key_vector, narrow_index, narrow_span
 
-__all__ = ["KERNELS", "ROW_BLOCK", "SHORT_ROW"]
+__all__ = ["KERNELS", "ROW_BLOCK_BYTES", "SHORT_ROW"]
 
-# Elements per block of a row: one vectorised pass finds the block's maximum key.
-ROW_BLOCK = 2048
-# A block that beats the running maximum is searched in sub-blocks of this size.
-SUB_BLOCK = 64
+# Bytes per block of a row: a vectorised reduction finds each block's maximum key.
+ROW_BLOCK_BYTES = 512
 # Rows up to this long are scanned element by element, SHORT_TASK of them per task.
 SHORT_ROW = 32
 SHORT_TASK = 4096
@@ -65,34 +63,27 @@ def _make_tasks(kind: int):
         start = (t - o * nchunks) * chunk
         stop = min(start + chunk, n)
         row = x[o]
+        # One pass: the maximum key of each block (a vectorised reduction) against the
+        # best so far, remembering only which block held it first (or last) ...
+        block = ROW_BLOCK_BYTES // x.itemsize
         best = key(row[start], kind)
-        at = start
-        i = start
-        while i < stop:
-            blk = row[i : min(i + ROW_BLOCK, stop)]
+        where = start
+        for i in range(start, stop, block):
+            blk = row[i : min(i + block, stop)]
             top = key(blk[0], kind)
             for j in range(1, blk.size):
                 top = max(top, key(blk[j], kind))
-            if i == start or top > best or (last and top == best):
+            if top > best or (last and top == best):
                 best = top
-                # Count matches per sub-block (a vectorised sum), then scan only the
-                # sub-block that holds the first (or last) one.
-                m = blk.size
-                nsub = (m + SUB_BLOCK - 1) // SUB_BLOCK
-                for q in range(nsub):
-                    s0 = (nsub - 1 - q if last else q) * SUB_BLOCK
-                    sub = blk[s0 : min(s0 + SUB_BLOCK, m)]
-                    hits = 0
-                    for j in range(sub.size):
-                        hits += key(sub[j], kind) == top
-                    if hits:
-                        for j in range(sub.size):
-                            jj = sub.size - 1 - j if last else j
-                            if key(sub[jj], kind) == top:
-                                at = i + s0 + jj
-                                break
-                        break
-            i += blk.size
+                where = i
+        # ... then that one block, from cache, for the position.
+        blk = row[where : min(where + block, stop)]
+        at = where
+        for j in range(blk.size):
+            jj = blk.size - 1 - j if last else j
+            if key(blk[jj], kind) == best:
+                at = where + jj
+                break
         if nchunks > 1:
             part_key[t] = best
             part_at[t] = at
