@@ -19,11 +19,15 @@ __all__ = ["argmax"]
 SERIAL_BELOW = 1 << 15
 # Inner positions per task of the ``cols`` kernel (kept in cache with their maxima).
 COL_BLOCK = 2048
+# Inner extents under this many bytes use the ``narrow`` kernel, which reads rows side by
+# side as one row of about LANE_BYTES.
+NARROW_BYTES = 256
+LANE_BYTES = 1024
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
 
 
-# dtype -> (view dtype or None, serial rows kernel, serial cols kernel)
+# dtype -> (view dtype or None, serial rows, cols and narrow kernels)
 _SMALL = {
     dtype: (None if view is dtype else view, *KERNELS[(kind, False)])
     for dtype, (kind, view) in _KINDS.items()
@@ -84,20 +88,24 @@ def _run(
     """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
     the flat int64 ``out`` of ``outer * inner`` elements."""
     parallel = outer * n * inner >= SERIAL_BELOW and _threading.parallel_allowed()
-    rows, cols = KERNELS[(kind, parallel)]
+    rows, cols, narrow = KERNELS[(kind, parallel)]
+    threads = numba.get_num_threads() if parallel else 1
     if inner == 1:
         nchunks = 1
-        if parallel:
-            threads = numba.get_num_threads()
-            if outer < 2 * threads:
-                nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
+        if parallel and outer < 2 * threads:
+            nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
         fn, args = rows, (view.reshape(outer, n), out, last, nchunks)
+    elif inner * view.itemsize < NARROW_BYTES and n >= 4 * max(
+        1, LANE_BYTES // (inner * view.itemsize)
+    ):
+        m = max(1, LANE_BYTES // (inner * view.itemsize))  # rows read side by side
+        nsplit = max(1, min(-(-4 * threads // outer), n // (64 * m))) if parallel else 1
+        x3, o2 = view.reshape(outer, n, inner), out.reshape(outer, inner)
+        fn, args = narrow, (x3, o2, last, m, nsplit)
     else:
         block = COL_BLOCK
-        if parallel:
-            threads = numba.get_num_threads()
-            if outer * -(-inner // block) < 4 * threads:
-                block = max(64, -(-inner // -(-4 * threads // outer)))
+        if parallel and outer * -(-inner // block) < 4 * threads:
+            block = max(64, -(-inner // -(-4 * threads // outer)))
         fn, args = cols, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, block)
     lock = _threading.layer_lock() if parallel else None
     if lock is None:
@@ -142,7 +150,7 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
         flags = x.flags
         n = shape[axis]
         if small and n and flags.c_contiguous and flags.aligned and 0 <= keepdims <= 1:
-            view_dtype, rows, cols = small
+            view_dtype, rows, cols, _ = small
             view = x if view_dtype is None else x.view(view_dtype)
             inner = prod(shape[axis + 1 :])
             out = np.empty(x.size // n, dtype=np.int64)

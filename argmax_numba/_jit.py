@@ -63,8 +63,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
-    rows_par, cols_par = KERNELS[(kind, True)]
-    rows_ser, cols_ser = KERNELS[(kind, False)]
+    rows_par, cols_par, _ = KERNELS[(kind, True)]
+    rows_ser, cols_ser, _ = KERNELS[(kind, False)]
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
         ax = axis + ndim if axis < 0 else axis

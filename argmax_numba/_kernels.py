@@ -11,6 +11,10 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   task owns ``block`` consecutive inner positions and streams the ``n`` rows through a
   running maximum and index held in cache, so every byte of the input is read once, in
   memory order.
+* ``narrow(x, out, last, m, nsplit)`` is ``cols`` for a few columns (small ``inner``) and
+  many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive rows read as one
+  wide row give ``cols`` enough lanes to vectorise, and the rows are split into
+  ``nsplit`` ranges per outer index so that every core has work.
 
 ``last`` selects the last occurrence of the maximum instead of the first.
 
@@ -145,18 +149,82 @@ def _make_tasks(kind: int):
                     at[j] = k0 + hit[j]
                     hit[j] = -1
 
-    fns = (short_rows_task, row_task, row_parts, merge_parts, col_task)
+    def narrow_task(x, part_key, part_at, t, nsplit, per, m, last):
+        # Rows r0..r1 of ``x[o]``, a few columns wide: ``m`` consecutive rows side by side
+        # form one wide row of lanes for ``col_task``; then the m lanes of each column
+        # are merged, and the rows left over are scanned one by one.
+        n, inner = x.shape[1], x.shape[2]
+        o = t // nsplit
+        r0 = (t - o * nsplit) * per
+        r1 = min(r0 + per, n)
+        flat = x[o].reshape(n * inner)
+        best_key = part_key[t * inner : (t + 1) * inner]
+        best_row = part_at[t * inner : (t + 1) * inner]
+        for c in range(inner):
+            best_key[c] = key(flat[r0 * inner + c], kind)
+            best_row[c] = r0
+        groups = (r1 - r0) // m
+        if groups > 0:
+            lanes = m * inner
+            wide = flat[r0 * inner : (r0 + groups * m) * inner].reshape((1, groups, lanes))
+            group_of = np.empty((1, lanes), np.int64)
+            lane_task(wide, group_of, 0, 1, lanes, last)  # ``col_task``, bound below
+            for q in range(lanes):
+                c = q % inner
+                r = r0 + group_of[0, q] * m + q // inner
+                k = key(flat[r * inner + c], kind)
+                b = best_key[c]
+                if k > b or (k == b and (r > best_row[c] if last else r < best_row[c])):
+                    best_key[c] = k
+                    best_row[c] = r
+        for r in range(r0 + groups * m, r1):
+            for c in range(inner):
+                k = key(flat[r * inner + c], kind)
+                if k > best_key[c] or (last and k == best_key[c]):
+                    best_key[c] = k
+                    best_row[c] = r
+
+    def merge_narrow(out, part_key, part_at, nsplit, last):
+        outer, inner = out.shape
+        for o in range(outer):
+            for c in range(inner):
+                first = o * nsplit * inner + c
+                best = part_key[first]
+                at = part_at[first]
+                for s in range(1, nsplit):
+                    k = part_key[first + s * inner]
+                    if k > best or (last and k == best):
+                        best = k
+                        at = part_at[first + s * inner]
+                out[o, c] = at
+
     tasks = {}
-    for fn in fns:
-        fn.__name__ = fn.__qualname__ = f"{fn.__name__}_k{kind}"  # separate cache entries
-        tasks[fn.__name__.rsplit("_k", 1)[0]] = njit(**_OPTIONS)(fn)
+    for fn in (short_rows_task, row_task, row_parts, merge_parts, col_task, merge_narrow):
+        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
+    lanes = {"lane_task": tasks["col_task"]}
+    tasks["narrow_task"] = _compile(narrow_task, f"narrow_task_k{kind}", lanes)
     return tasks
+
+
+def _compile(fn, name: str, bound: dict, parallel: bool = False):
+    """``fn`` compiled lazily under ``name``, with ``bound`` as extra globals.
+
+    Compiled functions reach each other as globals, never as closure cells (only the
+    integer kind is one), so that numba can cache them; the unique name keeps the cache
+    entries of the different instances apart.
+    """
+    bound_fn = types.FunctionType(
+        fn.__code__, {**fn.__globals__, **bound}, name, fn.__defaults__, fn.__closure__
+    )
+    bound_fn.__qualname__ = name
+    return njit(parallel=parallel, **_OPTIONS)(bound_fn)
 
 
 # --- drivers: run the tasks serially or in parallel --------------------------------------
 
 # The drivers' task names are bound to one key kind's compiled tasks by ``_driver``.
 short_rows_task = row_task = row_parts = merge_parts = col_task = None
+narrow_task = merge_narrow = lane_task = None
 
 
 def rows(x, out, last, nchunks):
@@ -188,16 +256,16 @@ def cols(x, out, last, block):
         col_task(x, out, np.int64(t), nblocks, block, last)
 
 
-def _driver(fn, kind: int, parallel: bool, tasks: dict):
-    """``fn`` bound to one kind's tasks and compiled lazily, serial or parallel.
-
-    The tasks are the driver's globals, not closure cells, so that numba can cache it;
-    the name keeps the cache entries of the different instances apart.
-    """
-    name = f"{fn.__name__}_k{kind}_{'par' if parallel else 'ser'}"
-    bound = types.FunctionType(fn.__code__, {**fn.__globals__, **tasks}, name)
-    bound.__qualname__ = name
-    return njit(parallel=parallel, **_OPTIONS)(bound)
+def narrow(x, out, last, m, nsplit):
+    outer, n, inner = x.shape
+    per = (n + nsplit - 1) // nsplit
+    per = (per + m - 1) // m * m  # rows per task, a multiple of m
+    nsplit = (n + per - 1) // per
+    ntasks = outer * nsplit
+    part_key, part_at = row_parts(x, ntasks * inner)
+    for t in prange(ntasks):
+        narrow_task(x, part_key, part_at, np.int64(t), nsplit, per, m, last)
+    merge_narrow(out, part_key, part_at, nsplit, last)
 
 
 def _build():
@@ -205,12 +273,13 @@ def _build():
     for kind in (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64):
         tasks = _make_tasks(kind)
         for parallel in (True, False):
-            kernels[(kind, parallel)] = (
-                _driver(rows, kind, parallel, tasks),
-                _driver(cols, kind, parallel, tasks),
+            mode = "par" if parallel else "ser"
+            kernels[(kind, parallel)] = tuple(
+                _compile(fn, f"{fn.__name__}_k{kind}_{mode}", tasks, parallel)
+                for fn in (rows, cols, narrow)
             )
     return kernels
 
 
-# KERNELS[(kind, parallel)] = (rows, cols)
+# KERNELS[(kind, parallel)] = (rows, cols, narrow)
 KERNELS = _build()

@@ -85,11 +85,13 @@ def with_layout(x: np.ndarray, layout: str) -> np.ndarray:
 @pytest.fixture(params=["serial", "parallel"])
 def kernel_path(request, monkeypatch):
     """Run a test through the serial kernels, or through the parallel ones even on
-    small inputs, with rows split and inner blocks small enough to cross borders."""
+    small inputs, with rows split, inner blocks and side-by-side row groups small enough
+    to cross borders."""
     if request.param == "serial":
         monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62)
     else:
         monkeypatch.setattr(api, "SERIAL_BELOW", 0)
         monkeypatch.setattr(api, "MIN_ROW_CHUNK", 3)
         monkeypatch.setattr(api, "COL_BLOCK", 5)
+        monkeypatch.setattr(api, "LANE_BYTES", 16)
     return request.param
