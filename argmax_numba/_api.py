@@ -7,6 +7,7 @@ from math import prod
 
 import numba
 import numpy as np
+from numba.extending import register_jitable
 
 from . import _threading
 from ._dtypes import KINDS as _KINDS
@@ -82,6 +83,31 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
     return order if x.transpose(order).flags.c_contiguous else None
 
 
+ROWS, COLS, NARROW = 0, 1, 2
+
+
+@register_jitable
+def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
+    """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
+    compiled callers alike: ``(ROWS, nchunks, 0)``, ``(COLS, block, 0)`` or
+    ``(NARROW, m, nsplit)``. ``threads`` is 1 for the serial kernels."""
+    if inner == 1:
+        nchunks = 1
+        if threads > 1 and outer < 2 * threads:  # split rows so that every core has work
+            nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
+        return ROWS, nchunks, 0
+    m = max(1, LANE_BYTES // (inner * itemsize))  # rows read side by side
+    if inner * itemsize < NARROW_BYTES and n >= 4 * m:
+        nsplit = 1
+        if threads > 1:
+            nsplit = max(1, min(-(-4 * threads // outer), n // (64 * m)))
+        return NARROW, m, nsplit
+    block = COL_BLOCK
+    if threads > 1 and outer * -(-inner // block) < 4 * threads:
+        block = max(64, -(-inner // -(-4 * threads // outer)))
+    return COLS, block, 0
+
+
 def _run(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
 ) -> None:
@@ -89,24 +115,13 @@ def _run(
     the flat int64 ``out`` of ``outer * inner`` elements."""
     parallel = outer * n * inner >= SERIAL_BELOW and _threading.parallel_allowed()
     rows, cols, narrow = KERNELS[(kind, parallel)]
-    threads = numba.get_num_threads() if parallel else 1
-    if inner == 1:
-        nchunks = 1
-        if parallel and outer < 2 * threads:
-            nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
-        fn, args = rows, (view.reshape(outer, n), out, last, nchunks)
-    elif inner * view.itemsize < NARROW_BYTES and n >= 4 * max(
-        1, LANE_BYTES // (inner * view.itemsize)
-    ):
-        m = max(1, LANE_BYTES // (inner * view.itemsize))  # rows read side by side
-        nsplit = max(1, min(-(-4 * threads // outer), n // (64 * m))) if parallel else 1
-        x3, o2 = view.reshape(outer, n, inner), out.reshape(outer, inner)
-        fn, args = narrow, (x3, o2, last, m, nsplit)
+    which, p1, p2 = plan(outer, n, inner, view.itemsize, numba.get_num_threads() if parallel else 1)
+    if which == ROWS:
+        fn, args = rows, (view.reshape(outer, n), out, last, p1)
+    elif which == COLS:
+        fn, args = cols, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, p1)
     else:
-        block = COL_BLOCK
-        if parallel and outer * -(-inner // block) < 4 * threads:
-            block = max(64, -(-inner // -(-4 * threads // outer)))
-        fn, args = cols, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, block)
+        fn, args = narrow, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, p1, p2)
     lock = _threading.layer_lock() if parallel else None
     if lock is None:
         fn(*args)

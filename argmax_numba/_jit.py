@@ -9,6 +9,7 @@ or strided argument costs one copy here, unlike from Python.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import types
 from numba.core import errors
@@ -16,7 +17,7 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from ._api import COL_BLOCK, MIN_ROW_CHUNK, SERIAL_BELOW, argmax
+from ._api import COLS, ROWS, SERIAL_BELOW, argmax, plan
 from ._dtypes import kernel_view
 from ._kernels import KERNELS
 
@@ -63,8 +64,9 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
-    rows_par, cols_par, _ = KERNELS[(kind, True)]
-    rows_ser, cols_ser, _ = KERNELS[(kind, False)]
+    rows_par, cols_par, narrow_par = KERNELS[(kind, True)]
+    rows_ser, cols_ser, narrow_ser = KERNELS[(kind, False)]
+    itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
         ax = axis + ndim if axis < 0 else axis
@@ -86,22 +88,25 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         if outer * inner > 0:
             view = np.ascontiguousarray(data).view(view_type)
             parallel = view.size >= SERIAL_BELOW
-            if inner == 1:
+            threads = numba.get_num_threads() if parallel else 1
+            which, p1, p2 = plan(outer, n, inner, itemsize, threads)
+            x3 = view.reshape((outer, n, inner))
+            o2 = out.reshape((outer, inner))
+            if which == ROWS:
                 x2 = view.reshape((outer, n))
-                nchunks = 1
-                if parallel and outer < 8:
-                    nchunks = max(1, min(-(-16 // outer), n // MIN_ROW_CHUNK))
                 if parallel:
-                    rows_par(x2, out, last, nchunks)
+                    rows_par(x2, out, last, p1)
                 else:
-                    rows_ser(x2, out, last, nchunks)
+                    rows_ser(x2, out, last, p1)
+            elif which == COLS:
+                if parallel:
+                    cols_par(x3, o2, last, p1)
+                else:
+                    cols_ser(x3, o2, last, p1)
+            elif parallel:
+                narrow_par(x3, o2, last, p1, p2)
             else:
-                x3 = view.reshape((outer, n, inner))
-                o2 = out.reshape((outer, inner))
-                if parallel:
-                    cols_par(x3, o2, last, COL_BLOCK)
-                else:
-                    cols_ser(x3, o2, last, COL_BLOCK)
+                narrow_ser(x3, o2, last, p1, p2)
         dims = np.empty(out_ndim, np.int64)
         j = 0
         for i in range(ndim):

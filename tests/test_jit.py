@@ -46,6 +46,8 @@ def test_parallel_path_and_layouts():
     for y in (x, np.asfortranarray(x), x[:, ::-2]):
         for axis in (0, 1):
             np.testing.assert_array_equal(keep_first(y, axis), onnx_argmax(y, axis, 1, 0))
+    few_columns = rng.standard_normal((1 << 15, 3)).astype(np.float32)  # the narrow kernel
+    np.testing.assert_array_equal(keep_first(few_columns, 0), onnx_argmax(few_columns, 0, 1, 0))
     one_row = rng.standard_normal(1 << 17)
     assert drop_last(one_row, 0)[()] == np.argmax(one_row)
 
