@@ -45,6 +45,24 @@ SHORT_TASK = 4096
 _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
 
 
+# --- merging a candidate (value, index) into a running (maximum, index) ---------------------
+# Masks, not selects: numba's selects do not vectorise in these loops.
+
+
+@njit(**_OPTIONS)
+def _take_first(best, at, value, index):
+    """The running maximum and index after ``value``: a strictly greater value wins."""
+    m = -(value > best)
+    return max(best, value), (at & ~m) | (index & m)
+
+
+@njit(**_OPTIONS)
+def _take_last(best, at, value, index):
+    """The running maximum and index after ``value``: a greater or equal value wins."""
+    m = -(value >= best)
+    return max(best, value), (at & ~m) | (index & m)
+
+
 # --- the work of one task, per key kind --------------------------------------------------
 
 
@@ -126,24 +144,33 @@ def _make_tasks(kind: int):
             hit[j] = -1
             at[j] = 0
         for k0 in range(1, n, span):
-            for k in range(k0, min(k0 + span, n)):
-                src = x[o, k, j0 : j0 + w]
-                r = itype(k - k0)
-                # Masks, not selects: numba's selects do not vectorise here.
-                if last:
+            k1 = min(k0 + span, n)
+            # For 4-byte types, two rows at a time: merged first, they read and write the
+            # running maximum and index once per pair (measured: up to 2x faster there,
+            # slower for the other widths).
+            kp = k0 + (k1 - k0) // 2 * 2 if x.itemsize == 4 else k0
+            if last:
+                for k in range(k0, kp, 2):
+                    src, src2 = x[o, k, j0 : j0 + w], x[o, k + 1, j0 : j0 + w]
+                    r, r2 = itype(k - k0), itype(k + 1 - k0)
                     for j in range(w):
-                        v = key(src[j], kind)
-                        b = best[j]
-                        m = itype(-(v >= b))
-                        hit[j] = (hit[j] & ~m) | (r & m)
-                        best[j] = max(b, v)
-                else:
+                        v, rr = _take_last(key(src[j], kind), r, key(src2[j], kind), r2)
+                        best[j], hit[j] = _take_last(best[j], hit[j], v, rr)
+                for k in range(kp, k1):
+                    src, r = x[o, k, j0 : j0 + w], itype(k - k0)
                     for j in range(w):
-                        v = key(src[j], kind)
-                        b = best[j]
-                        m = itype(-(v > b))
-                        hit[j] = (hit[j] & ~m) | (r & m)
-                        best[j] = max(b, v)
+                        best[j], hit[j] = _take_last(best[j], hit[j], key(src[j], kind), r)
+            else:
+                for k in range(k0, kp, 2):
+                    src, src2 = x[o, k, j0 : j0 + w], x[o, k + 1, j0 : j0 + w]
+                    r, r2 = itype(k - k0), itype(k + 1 - k0)
+                    for j in range(w):
+                        v, rr = _take_first(key(src[j], kind), r, key(src2[j], kind), r2)
+                        best[j], hit[j] = _take_first(best[j], hit[j], v, rr)
+                for k in range(kp, k1):
+                    src, r = x[o, k, j0 : j0 + w], itype(k - k0)
+                    for j in range(w):
+                        best[j], hit[j] = _take_first(best[j], hit[j], key(src[j], kind), r)
             for j in range(w):
                 if hit[j] >= 0:
                     at[j] = k0 + hit[j]
