@@ -72,11 +72,12 @@ def _make_tasks(kind: int):
         for o in range(t * SHORT_TASK, min((t + 1) * SHORT_TASK, outer)):
             best = key(x[o, 0], kind)
             at = 0
-            for j in range(1, n):
-                v = key(x[o, j], kind)
-                if v > best or (last and v == best):
-                    best = v
-                    at = j
+            if last:  # branch-free updates: the branches would be mispredicted on every row
+                for j in range(1, n):
+                    best, at = _take_last(best, at, key(x[o, j], kind), j)
+            else:
+                for j in range(1, n):
+                    best, at = _take_first(best, at, key(x[o, j], kind), j)
             out[o] = at
 
     def row_task(x, out, part_key, part_at, t, nchunks, chunk, last):
