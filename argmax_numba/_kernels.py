@@ -150,6 +150,8 @@ def _make_tasks(kind: int):
             # running maximum and index once per pair (measured: up to 2x faster there,
             # slower for the other widths).
             kp = k0 + (k1 - k0) // 2 * 2 if x.itemsize == 4 else k0
+            # The two copies differ in the merge only: testing ``last`` inside the loop
+            # was measured 1.5x slower for 4-byte types.
             if last:
                 for k in range(k0, kp, 2):
                     src, src2 = x[o, k, j0 : j0 + w], x[o, k + 1, j0 : j0 + w]

@@ -67,15 +67,12 @@ def test_four_processes_on_an_empty_cache(tmp_path):
         assert out.startswith("ok")
     assert any(f.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for f in fs)
     # and a fifth process finds everything in the cache
-    again = subprocess.run(
-        [sys.executable, "-c", CHECK],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    again = _run([sys.executable, "-c", CHECK], env, tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
+
+
+def _run(argv: list[str], env: dict[str, str], cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 def _read_only_copy(tmp_path):
@@ -113,14 +110,7 @@ def test_read_only_install_directory(tmp_path):
     user_cache.mkdir()
     os.chmod(user_cache, stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO)
     env = _env(PYTHONPATH=str(site), XDG_CACHE_HOME=str(user_cache), HOME=str(user_cache))
-    proc = subprocess.run(
-        _read_only_command(site, [sys.executable, "-c", CHECK + PROBE]),
-        env=env,
-        cwd=user_cache,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = _run(_read_only_command(site, [sys.executable, "-c", CHECK + PROBE]), env, user_cache)
     assert proc.returncode == 0, proc.stderr[-3000:]
     cache_path = proc.stdout.split()[1]
     assert cache_path.startswith(str(user_cache)), cache_path  # numba fell back to it
