@@ -128,17 +128,6 @@ def _make_tasks(kind: int):
     def row_parts(x, nparts):
         return key_vector(nparts, x, kind), np.empty(nparts, np.int64)
 
-    def merge_parts(out, part_key, part_at, nchunks, last):
-        for o in range(out.size):
-            best = part_key[o * nchunks]
-            at = part_at[o * nchunks]
-            for c in range(o * nchunks + 1, (o + 1) * nchunks):
-                k = part_key[c]
-                if k > best or (last and k == best):
-                    best = k
-                    at = part_at[c]
-            out[o] = at
-
     def col_task(x, out, t, nblocks, block, last):
         n, inner = x.shape[1], x.shape[2]
         o = t // nblocks
@@ -226,7 +215,9 @@ def _make_tasks(kind: int):
                     best_key[c] = k
                     best_row[c] = r
 
-    def merge_narrow(out, part_key, part_at, nsplit, last):
+    def merge_parts(out, part_key, part_at, nsplit, last):
+        # Task results in (outer, nsplit, inner) order: each output takes the best of its
+        # nsplit candidates, earlier pieces first, so ties keep the first (or last) one.
         outer, inner = out.shape
         for o in range(outer):
             for c in range(inner):
@@ -241,7 +232,7 @@ def _make_tasks(kind: int):
                 out[o, c] = at
 
     tasks = {}
-    for fn in (short_rows_task, row_task, row_parts, merge_parts, col_task, merge_narrow):
+    for fn in (short_rows_task, row_task, row_parts, merge_parts, col_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
     lanes = {"lane_task": tasks["col_task"]}
     tasks["narrow_task"] = _compile(narrow_task, f"narrow_task_k{kind}", lanes)
@@ -266,7 +257,7 @@ def _compile(fn, name: str, bound: dict, parallel: bool = False):
 
 # The drivers' task names are bound to one key kind's compiled tasks by ``_driver``.
 short_rows_task = row_task = row_parts = merge_parts = col_task = None
-narrow_task = merge_narrow = lane_task = None
+narrow_task = lane_task = None
 
 
 def rows(x, out, last, nchunks):
@@ -288,7 +279,7 @@ def rows(x, out, last, nchunks):
         else:
             row_task(x, out, part_key, part_at, np.int64(t), nchunks, chunk, last)
     if nchunks > 1:
-        merge_parts(out, part_key, part_at, nchunks, last)
+        merge_parts(out.reshape((outer, 1)), part_key, part_at, nchunks, last)
 
 
 def cols(x, out, last, block):
@@ -307,7 +298,7 @@ def narrow(x, out, last, m, nsplit):
     part_key, part_at = row_parts(x, ntasks * inner)
     for t in prange(ntasks):
         narrow_task(x, part_key, part_at, np.int64(t), nsplit, per, m, last)
-    merge_narrow(out, part_key, part_at, nsplit, last)
+    merge_parts(out, part_key, part_at, nsplit, last)
 
 
 def _build():
