@@ -190,7 +190,6 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     ax = axis if type(axis) is int and 0 <= axis < ndim else _axis(axis, ndim)
     dtype = x.dtype
     kind, view_dtype = _KINDS.get(dtype) or kernel_view(dtype.newbyteorder("="))
-    shape = x.shape
     n = shape[ax]
     if n == 0:
         raise ValueError(

@@ -40,7 +40,7 @@ def _float_key(typingctx, value, kind):
     """The key as LLVM integer ops at the width of ``value`` (numba would widen them)."""
     inf_bits, mag_mask = _FLOAT_BITS[kind.literal_value]
 
-    signed = types.int64 if value.bitwidth == 64 else getattr(types, f"int{value.bitwidth}")
+    key_type = getattr(types, f"int{value.bitwidth}")  # signed, as wide as ``value``
 
     def codegen(context, builder, signature, args):
         bits = args[0]
@@ -53,7 +53,7 @@ def _float_key(typingctx, value, kind):
         is_nan = builder.icmp_signed(">", mag, ir.Constant(width, inf_bits))
         return builder.select(is_nan, ir.Constant(width, inf_bits + 1), signed)
 
-    return signed(value, kind), codegen
+    return key_type(value, kind), codegen
 
 
 @overload(key, prefer_literal=True)
