@@ -33,14 +33,12 @@ from numba import njit, prange
 
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._keys import key, key_vector, narrow_index, narrow_span
+from ._lanes import lane_argmax, lane_count, lane_span
 
-__all__ = ["KERNELS", "ROW_BLOCK_BYTES", "SHORT_ROW"]
+__all__ = ["KERNELS", "ROW_TASK_ELEMENTS"]
 
-# Bytes per block of a row: a vectorised reduction finds each block's maximum key.
-ROW_BLOCK_BYTES = 512
-# Rows up to this long are scanned element by element, SHORT_TASK of them per task.
-SHORT_ROW = 32
-SHORT_TASK = 4096
+# Whole rows of about this many elements in all make one task of ``rows``.
+ROW_TASK_ELEMENTS = 1 << 16
 
 _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
 
@@ -67,63 +65,41 @@ def _take_last(best, at, value, index):
 
 
 def _make_tasks(kind: int):
-    def short_rows_task(x, out, t, last):
-        outer, n = x.shape
-        for o in range(t * SHORT_TASK, min((t + 1) * SHORT_TASK, outer)):
-            best = key(x[o, 0], kind)
-            at = 0
-            if last:  # branch-free updates: the branches would be mispredicted on every row
-                for j in range(1, n):
-                    best, at = _take_last(best, at, key(x[o, j], kind), j)
+    def row_search(x, o, start, stop, last):
+        # The maximum key of ``x[o, start:stop]`` and its position: whole chunks of lanes
+        # with vectors, at most ``span`` chunks per call, then the elements after them.
+        best = key(x[o, start], kind)
+        at = start
+        lanes = lane_count(x)
+        span = lane_span(x)
+        full = (stop - start) // lanes
+        for c in range(0, full, span):
+            count = min(span, full - c)
+            s = start + c * lanes
+            flat = o * x.shape[1] + s
+            if last:
+                k, p = lane_argmax(x, flat, count, kind, 1)
             else:
-                for j in range(1, n):
-                    best, at = _take_first(best, at, key(x[o, j], kind), j)
-            out[o] = at
+                k, p = lane_argmax(x, flat, count, kind, 0)
+            if k > best or (last and k == best):
+                best = k
+                at = s + p
+        for j in range(start + full * lanes, stop):
+            if last:
+                best, at = _take_last(best, at, key(x[o, j], kind), j)
+            else:
+                best, at = _take_first(best, at, key(x[o, j], kind), j)
+        return best, at
 
-    def row_task(x, out, part_key, part_at, t, nchunks, chunk, last):
-        n = x.shape[1]
+    def rows_task(x, out, t, per, last):
+        outer, n = x.shape
+        for o in range(t * per, min((t + 1) * per, outer)):
+            out[o] = search(x, o, 0, n, last)[1]
+
+    def row_piece_task(x, part_key, part_at, t, nchunks, chunk, last):
         o = t // nchunks
         start = (t - o * nchunks) * chunk
-        stop = min(start + chunk, n)
-        row = x[o]
-        # One pass: the maximum key of each block (a vectorised reduction) against the
-        # best so far, remembering only which block held it first (or last) ...
-        block = ROW_BLOCK_BYTES // x.itemsize
-        best = key(row[start], kind)
-        where = start
-        for i in range(start, stop, block):
-            blk = row[i : min(i + block, stop)]
-            top = key(blk[0], kind)
-            for j in range(1, blk.size):
-                top = max(top, key(blk[j], kind))
-            if top > best or (last and top == best):
-                best = top
-                where = i
-        # ... then that one block, from cache, for the position.
-        blk = row[where : min(where + block, stop)]
-        if x.itemsize >= 4:
-            # A branch-free (vectorised) search for the least (or greatest) matching
-            # position; for narrower types the early-exit scan below measured faster.
-            miss = np.int32(1 << 30)
-            pos = -1 if last else miss
-            for j in range(blk.size):
-                if last:
-                    pos = max(pos, np.int32(j) - np.int32(key(blk[j], kind) != best) * miss)
-                else:
-                    pos = min(pos, np.int32(j) + np.int32(key(blk[j], kind) != best) * miss)
-            at = where + pos
-        else:
-            at = where
-            for j in range(blk.size):
-                jj = blk.size - 1 - j if last else j
-                if key(blk[jj], kind) == best:
-                    at = where + jj
-                    break
-        if nchunks > 1:
-            part_key[t] = best
-            part_at[t] = at
-        else:
-            out[o] = at
+        part_key[t], part_at[t] = search(x, o, start, min(start + chunk, x.shape[1]), last)
 
     def row_parts(x, nparts):
         return key_vector(nparts, x, kind), np.empty(nparts, np.int64)
@@ -232,10 +208,12 @@ def _make_tasks(kind: int):
                 out[o, c] = at
 
     tasks = {}
-    for fn in (short_rows_task, row_task, row_parts, merge_parts, col_task):
+    for fn in (row_search, row_parts, merge_parts, col_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
-    lanes = {"lane_task": tasks["col_task"]}
-    tasks["narrow_task"] = _compile(narrow_task, f"narrow_task_k{kind}", lanes)
+    # Tasks that call other tasks reach them as globals bound here.
+    bound = {"search": tasks["row_search"], "lane_task": tasks["col_task"]}
+    for fn in (rows_task, row_piece_task, narrow_task):
+        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", bound)
     return tasks
 
 
@@ -256,28 +234,27 @@ def _compile(fn, name: str, bound: dict, parallel: bool = False):
 # --- drivers: run the tasks serially or in parallel --------------------------------------
 
 # The drivers' task names are bound to one key kind's compiled tasks by ``_driver``.
-short_rows_task = row_task = row_parts = merge_parts = col_task = None
-narrow_task = lane_task = None
+rows_task = row_piece_task = row_parts = merge_parts = col_task = None
+narrow_task = search = lane_task = None
 
 
 def rows(x, out, last, nchunks):
     outer, n = x.shape
-    short = n <= SHORT_ROW
-    if short:
-        ntasks = (outer + SHORT_TASK - 1) // SHORT_TASK
-        chunk = nchunks = 1
-    else:
-        chunk = (n + nchunks - 1) // nchunks
-        nchunks = (n + chunk - 1) // chunk
+    if nchunks == 1:  # whole rows, ``per`` of them per task
+        per = max(1, ROW_TASK_ELEMENTS // n)
+        ntasks = (outer + per - 1) // per
+    else:  # ``nchunks`` pieces of every row, merged after
+        per = (n + nchunks - 1) // nchunks
+        nchunks = (n + per - 1) // per
         ntasks = outer * nchunks
     part_key, part_at = row_parts(x, ntasks if nchunks > 1 else 0)
     # One parallel loop per driver (each costs seconds to compile); ``np.int64(t)`` keeps
     # the tasks' signatures the same as under the serial driver (prange counts unsigned).
     for t in prange(ntasks):
-        if short:
-            short_rows_task(x, out, np.int64(t), last)
+        if nchunks == 1:
+            rows_task(x, out, np.int64(t), per, last)
         else:
-            row_task(x, out, part_key, part_at, np.int64(t), nchunks, chunk, last)
+            row_piece_task(x, part_key, part_at, np.int64(t), nchunks, per, last)
     if nchunks > 1:
         merge_parts(out.reshape((outer, 1)), part_key, part_at, nchunks, last)
 

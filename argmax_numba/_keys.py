@@ -19,7 +19,7 @@ from numba.extending import intrinsic, overload
 
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 
-__all__ = ["key", "key_vector", "narrow_index", "narrow_span"]
+__all__ = ["float_key_ir", "key", "key_vector", "narrow_index", "narrow_span"]
 
 # kind -> (bits of +inf, mask of the magnitude bits)
 _FLOAT_BITS = {
@@ -35,11 +35,20 @@ def key(value, kind):
     raise NotImplementedError("key() is only callable from compiled code")
 
 
+def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
+    """The key of float bits ``bits`` (an integer or a vector of integers) in LLVM IR."""
+    inf_bits, mag_mask = _FLOAT_BITS[kind]
+    width = bits.type
+    zero = ir.Constant(width, 0)
+    mag = builder.and_(bits, ir.Constant(width, mag_mask))
+    signed = builder.select(builder.icmp_signed("<", bits, zero), builder.neg(mag), mag)
+    is_nan = builder.icmp_signed(">", mag, ir.Constant(width, inf_bits))
+    return builder.select(is_nan, ir.Constant(width, inf_bits + 1), signed)
+
+
 @intrinsic(prefer_literal=True)
 def _float_key(typingctx, value, kind):
     """The key as LLVM integer ops at the width of ``value`` (numba would widen them)."""
-    inf_bits, mag_mask = _FLOAT_BITS[kind.literal_value]
-
     key_type = getattr(types, f"int{value.bitwidth}")  # signed, as wide as ``value``
 
     def codegen(context, builder, signature, args):
@@ -47,11 +56,7 @@ def _float_key(typingctx, value, kind):
         width = ir.IntType(value.bitwidth)
         if bits.type != width:  # a float: reinterpret its bits
             bits = builder.bitcast(bits, width)
-        mag = builder.and_(bits, ir.Constant(width, mag_mask))
-        negative = builder.icmp_signed("<", bits, ir.Constant(width, 0))
-        signed = builder.select(negative, builder.neg(mag), mag)
-        is_nan = builder.icmp_signed(">", mag, ir.Constant(width, inf_bits))
-        return builder.select(is_nan, ir.Constant(width, inf_bits + 1), signed)
+        return float_key_ir(builder, bits, kind.literal_value)
 
     return key_type(value, kind), codegen
 

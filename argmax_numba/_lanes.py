@@ -1,0 +1,141 @@
+"""The maximum of a contiguous run and its position, searched with whole vectors.
+
+A loop that carries a scalar maximum and its index from element to element does not
+vectorise. Here a run is read as chunks of ``VECTOR_BYTES`` bytes, one vector each, and
+every lane keeps its own maximum key and the number of the chunk that gave it, in
+registers; a horizontal step at the end turns the lanes into the first (or last)
+position of the maximum. The loop is written in LLVM IR (numba would keep such lane
+state in memory), with vector types that LLVM maps onto whatever SIMD width the CPU
+has.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, errors
+from numba.extending import intrinsic, overload
+
+from ._dtypes import KIND_INT
+from ._keys import float_key_ir
+
+__all__ = ["VECTOR_BYTES", "lane_argmax", "lane_count", "lane_span"]
+
+# Bytes per chunk: one 512-bit vector, or two 256-bit ones.
+VECTOR_BYTES = 64
+
+
+def lane_count(like):
+    """Elements per chunk of ``lane_argmax`` for arrays like ``like``."""
+    raise NotImplementedError("lane_count() is only callable from compiled code")
+
+
+def lane_span(like):
+    """The most chunks one ``lane_argmax`` call may search for arrays like ``like``."""
+    raise NotImplementedError("lane_span() is only callable from compiled code")
+
+
+def _lanes(array_type) -> int:
+    return VECTOR_BYTES * 8 // array_type.dtype.bitwidth
+
+
+@overload(lane_count)
+def _lane_count_overload(like):
+    lanes = _lanes(like)
+    return lambda like: lanes
+
+
+@overload(lane_span)
+def _lane_span_overload(like):
+    # Chunk numbers are kept in lanes as wide as the elements, unsigned; positions
+    # within a run are computed in 32 bits.
+    span = min(2**like.dtype.bitwidth - 1, 2**31 // _lanes(like) - 1)
+    return lambda like: span
+
+
+def _reduce(builder: ir.IRBuilder, op: str, vector: ir.Value) -> ir.Value:
+    vty = vector.type
+    name = f"llvm.vector.reduce.{op}.v{vty.count}i{vty.element.width}"
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty.element, [vty]), name)
+    return builder.call(fn, [vector])
+
+
+def _splat(builder: ir.IRBuilder, value: ir.Value, count: int) -> ir.Value:
+    i32 = ir.IntType(32)
+    undefined = ir.Constant(ir.VectorType(value.type, count), ir.Undefined)
+    one = builder.insert_element(undefined, value, ir.Constant(i32, 0))
+    return builder.shuffle_vector(one, undefined, ir.Constant(ir.VectorType(i32, count), 0))
+
+
+def _resize(builder: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
+    """An unsigned integer (or vector) ``value`` at another width."""
+    have = (value.type.element if isinstance(value.type, ir.VectorType) else value.type).width
+    want = (to.element if isinstance(to, ir.VectorType) else to).width
+    if have < want:
+        return builder.zext(value, to)
+    return builder.trunc(value, to) if have > want else value
+
+
+@intrinsic(prefer_literal=True)
+def lane_argmax(typingctx, x, start, chunks, kind, last):
+    """``(key, position)`` of the maximum among ``chunks * lanes`` elements of the
+    C-contiguous array ``x`` from flat index ``start`` on.
+
+    ``lanes = lane_count(x)``, and ``chunks`` is in ``[1, lane_span(x)]``; ``kind`` and
+    ``last`` are constants. The position counts from ``start``; ``last`` = 1 picks the
+    last occurrence of the maximum.
+    """
+    if not (isinstance(x, types.Array) and x.layout == "C"):
+        raise errors.TypingError("lane_argmax(): x must be a C-contiguous array")
+    if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
+        raise errors.TypingError("lane_argmax(): kind and last must be constants")
+    kind_value, last_value = kind.literal_value, last.literal_value
+    dtype = x.dtype
+    bits = dtype.bitwidth
+    lanes = _lanes(x)
+    unsigned = kind_value == KIND_INT and not dtype.signed
+    key_type = dtype if kind_value == KIND_INT else getattr(types, f"int{bits}")
+    signature = types.Tuple((key_type, types.int64))(x, start, chunks, kind, last)
+
+    def codegen(context, builder, sig, args):
+        array, first, count = args[0], args[1], args[2]
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        ity = ir.IntType(bits)
+        vty = ir.VectorType(ity, lanes)
+        data = context.make_array(x)(context, builder, array).data
+        base = builder.bitcast(builder.gep(data, [first]), vty.as_pointer())
+
+        def chunk_key(c):
+            v = builder.load(builder.gep(base, [c]), align=bits // 8)
+            return v if kind_value == KIND_INT else float_key_ir(builder, v, kind_value)
+
+        cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
+        best_ptr = cgutils.alloca_once(builder, vty)
+        chunk_ptr = cgutils.alloca_once(builder, vty)
+        builder.store(chunk_key(ir.Constant(i64, 0)), best_ptr)
+        builder.store(ir.Constant(vty, 0), chunk_ptr)
+        with cgutils.for_range_slice(builder, ir.Constant(i64, 1), count, ir.Constant(i64, 1)) as (
+            c,
+            _,
+        ):
+            value = chunk_key(c)
+            best = builder.load(best_ptr)
+            take = cmp(">=" if last_value else ">", value, best)
+            builder.store(builder.select(take, value, best), best_ptr)
+            number = _splat(builder, _resize(builder, c, ity), lanes)
+            builder.store(builder.select(take, number, builder.load(chunk_ptr)), chunk_ptr)
+
+        best = builder.load(best_ptr)
+        top = _reduce(builder, "umax" if unsigned else "smax", best)
+        # Position of each lane's best: chunk number * lanes + lane.
+        p32 = ir.VectorType(i32, lanes)
+        number = _resize(builder, builder.load(chunk_ptr), p32)
+        position = builder.add(
+            builder.mul(number, ir.Constant(p32, lanes)), ir.Constant(p32, list(range(lanes)))
+        )
+        hit = builder.icmp_unsigned("==", best, _splat(builder, top, lanes))
+        miss = ir.Constant(p32, -1 if last_value else 2**31 - 1)
+        at = _reduce(builder, "smax" if last_value else "smin", builder.select(hit, position, miss))
+        return context.make_tuple(builder, sig.return_type, [top, builder.sext(at, i64)])
+
+    return signature, codegen

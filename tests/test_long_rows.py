@@ -1,0 +1,56 @@
+"""Rows long enough for the vector search of the last axis.
+
+A row is searched in chunks of one vector (8 to 64 lanes, by width), then element by
+element after the last whole chunk; split rows start pieces at any offset; and a row
+longer than one search call (whose chunk numbers are kept as wide as the elements)
+is searched in several calls whose results are merged.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from conftest import DTYPES, onnx_argmax, random_tensor
+
+import argmax_numba._api as api
+from argmax_numba import argmax
+
+# Around every lane count (8, 16, 32 and 64 elements per 64-byte vector) and beyond.
+ROW_LENGTHS = [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129, 200, 1000, 4099]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_of_every_length(dtype, kernel_path):
+    rng = np.random.default_rng(7)
+    for n in ROW_LENGTHS:
+        for special in (0.0, 0.02, 0.3):  # ties among small integers; rare or common maxima
+            x = random_tensor(dtype, (3, n), rng, special=special)
+            for last in (0, 1):
+                np.testing.assert_array_equal(
+                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"n={n} {special}"
+                )
+
+
+NARROW = [np.int8, np.uint8, np.int16, np.uint16, np.float16, ml_dtypes.bfloat16]
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in NARROW], ids=str)
+def test_row_longer_than_one_search(dtype, monkeypatch):
+    # One call searches at most 2**bits - 1 chunks of 64 bytes: 16,320 int8 or 2,097,120
+    # int16 elements. The serial path searches a whole row in one task.
+    monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62)
+    lanes = 64 // dtype.itemsize
+    run = lanes * (2 ** (8 * dtype.itemsize) - 1)
+    n = 2 * run + lanes + 3
+    rng = np.random.default_rng(8)
+    base = rng.integers(0, 4, size=n).astype(dtype)
+    top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
+    past = lanes * 2 ** (8 * dtype.itemsize) + 1  # a chunk number one call cannot hold
+    for where in ([run - 1, run], [run, 2 * run + 1], [n - 1], [0, 2 * run], [past], [3, past]):
+        x = base.copy()
+        x[where] = top
+        for last in (0, 1):
+            got = argmax(x, 0, 0, last)
+            assert got == (where[-1] if last else where[0]), (where, last)
+            assert got == onnx_argmax(x, 0, 0, last)
