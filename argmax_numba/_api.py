@@ -12,7 +12,7 @@ from numba.extending import register_jitable
 from . import _threading
 from ._dtypes import KINDS as _KINDS
 from ._dtypes import kernel_view
-from ._kernels import KERNELS
+from ._kernels import KERNELS, SHORT_ROW
 
 __all__ = ["argmax"]
 
@@ -28,9 +28,9 @@ LANE_BYTES = 1024
 MIN_ROW_CHUNK = 1 << 15
 
 
-# dtype -> (view dtype or None, serial rows, cols and narrow kernels)
+# dtype -> (view dtype or None, serial kernels)
 _SMALL = {
-    dtype: (None if view is dtype else view, *KERNELS[(kind, False)])
+    dtype: (None if view is dtype else view, KERNELS[(kind, False)])
     for dtype, (kind, view) in _KINDS.items()
 }
 
@@ -83,14 +83,16 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
     return order if x.transpose(order).flags.c_contiguous else None
 
 
-ROWS, COLS, NARROW = 0, 1, 2
+ROWS, SHORT, COLS, NARROW = 0, 1, 2, 3
 
 
 @register_jitable
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
-    compiled callers alike: ``(ROWS, nchunks, 0)``, ``(COLS, block, 0)`` or
-    ``(NARROW, m, nsplit)``. ``threads`` is 1 for the serial kernels."""
+    compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)``, ``(COLS, block, 0)``
+    or ``(NARROW, m, nsplit)``. ``threads`` is 1 for the serial kernels."""
+    if inner == 1 and n <= SHORT_ROW:
+        return SHORT, 0, 0
     if inner == 1:
         nchunks = 1
         if threads > 1 and outer < 2 * threads:  # split rows so that every core has work
@@ -114,14 +116,19 @@ def _run(
     """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
     the flat int64 ``out`` of ``outer * inner`` elements."""
     parallel = outer * n * inner >= SERIAL_BELOW and _threading.parallel_allowed()
-    rows, cols, narrow = KERNELS[(kind, parallel)]
+    k = KERNELS[(kind, parallel)]
     which, p1, p2 = plan(outer, n, inner, view.itemsize, numba.get_num_threads() if parallel else 1)
-    if which == ROWS:
-        fn, args = rows, (view.reshape(outer, n), out, last, p1)
+    if which == ROWS and p1 == 1:
+        fn, args = k.rows, (view.reshape(outer, n), out, last)
+    elif which == ROWS:
+        fn, args = k.row_pieces, (view.reshape(outer, n), out, last, p1)
+    elif which == SHORT:
+        fn, args = k.short_rows, (view.reshape(outer, n), out, last)
     elif which == COLS:
-        fn, args = cols, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, p1)
+        fn, args = k.cols, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, p1)
     else:
-        fn, args = narrow, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, p1, p2)
+        x3, o2 = view.reshape(outer, n, inner), out.reshape(outer, inner)
+        fn, args = k.narrow, (x3, o2, last, p1, p2)
     lock = _threading.layer_lock() if parallel else None
     if lock is None:
         fn(*args)
@@ -165,16 +172,18 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
         flags = x.flags
         n = shape[axis]
         if small and n and flags.c_contiguous and flags.aligned and 0 <= keepdims <= 1:
-            view_dtype, rows, cols, _ = small
+            view_dtype, k = small
             view = x if view_dtype is None else x.view(view_dtype)
             inner = prod(shape[axis + 1 :])
             out = np.empty(x.size // n, dtype=np.int64)
             last = 1 if select_last_index else 0  # any other int: the slow path's error
             if select_last_index == last:
-                if inner == 1:
-                    rows(view.reshape(-1, n), out, last, 1)
+                if inner == 1 and n <= SHORT_ROW:
+                    k.short_rows(view.reshape(-1, n), out, last)
+                elif inner == 1:
+                    k.rows(view.reshape(-1, n), out, last)
                 else:
-                    cols(view.reshape(-1, n, inner), out.reshape(-1, inner), last, COL_BLOCK)
+                    k.cols(view.reshape(-1, n, inner), out.reshape(-1, inner), last, COL_BLOCK)
                 if keepdims:
                     return out.reshape(shape[:axis] + (1,) + shape[axis + 1 :])
                 return out.reshape(shape[:axis] + shape[axis + 1 :])

@@ -17,7 +17,7 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from ._api import COLS, ROWS, SERIAL_BELOW, argmax, plan
+from ._api import COLS, ROWS, SERIAL_BELOW, SHORT, argmax, plan
 from ._dtypes import kernel_view
 from ._kernels import KERNELS
 
@@ -64,8 +64,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
-    rows_par, cols_par, narrow_par = KERNELS[(kind, True)]
-    rows_ser, cols_ser, narrow_ser = KERNELS[(kind, False)]
+    rows_par, pieces_par, short_par, cols_par, narrow_par = KERNELS[(kind, True)]
+    rows_ser, _, short_ser, cols_ser, narrow_ser = KERNELS[(kind, False)]  # never split
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -94,10 +94,18 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             o2 = out.reshape((outer, inner))
             if which == ROWS:
                 x2 = view.reshape((outer, n))
-                if parallel:
-                    rows_par(x2, out, last, p1)
+                if parallel and p1 > 1:
+                    pieces_par(x2, out, last, p1)
+                elif parallel:
+                    rows_par(x2, out, last)
                 else:
-                    rows_ser(x2, out, last, p1)
+                    rows_ser(x2, out, last)
+            elif which == SHORT:
+                x2 = view.reshape((outer, n))
+                if parallel:
+                    short_par(x2, out, last)
+                else:
+                    short_ser(x2, out, last)
             elif which == COLS:
                 if parallel:
                     cols_par(x3, o2, last, p1)

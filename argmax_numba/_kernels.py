@@ -2,11 +2,13 @@
 
 Every input reaches a kernel in a canonical C-contiguous layout:
 
-* ``rows(x, out, last, nchunks)`` reduces the last axis of ``x[outer, n]``. Each task
-  scans one row (or one of ``nchunks`` pieces of it, when there are too few rows to
-  keep every core busy) in small blocks: a vectorised reduction takes each block's
-  maximum key, and only the block that holds the result is searched again, from cache,
-  for the position. Rows of at most ``SHORT_ROW`` elements are scanned plainly, many per task.
+* ``rows(x, out, last)`` reduces the last axis of ``x[outer, n]``, many whole rows per
+  task. Each row is read as vectors whose lanes keep their own maximum and where it
+  was (``_lanes``), so the search is one pass at memory speed.
+* ``row_pieces(x, out, last, nchunks)`` does the same for a few long rows, each split
+  into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
+* ``short_rows(x, out, last)`` is ``rows`` for rows of at most ``SHORT_ROW`` elements, with a
+  loop for each length that LLVM unrolls and vectorises across rows.
 * ``cols(x, out, last, block)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and streams the ``n`` rows through a
   running maximum and index held in cache, so every byte of the input is read once, in
@@ -20,13 +22,15 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 
 The work of one task is a serial function, compiled once per dtype; a driver runs the
 tasks, with ``prange`` for large inputs or a plain loop for small ones (and in processes
-where the parallel runtime cannot be used). Keeping the loop bodies out of the parallel
-drivers keeps numba's parallel compilation, the slow part of a first call, small.
+where the parallel runtime cannot be used). Every driver recompiles the tasks it calls
+(numba links them in and optimises the whole again), so each driver calls only what
+its case needs: a first call compiles one driver and its few tasks.
 """
 
 from __future__ import annotations
 
 import types
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -35,10 +39,12 @@ from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._keys import key, key_vector, narrow_index, narrow_span
 from ._lanes import lane_argmax, lane_count, lane_span
 
-__all__ = ["KERNELS", "ROW_TASK_ELEMENTS"]
+__all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernels"]
 
 # Whole rows of about this many elements in all make one task of ``rows``.
 ROW_TASK_ELEMENTS = 1 << 16
+# Rows up to this long go to ``short_rows``, which has a loop for each length.
+SHORT_ROW = 8
 
 _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
 
@@ -66,35 +72,67 @@ def _take_last(best, at, value, index):
 
 def _make_tasks(kind: int):
     def row_search(x, o, start, stop, last):
-        # The maximum key of ``x[o, start:stop]`` and its position: whole chunks of lanes
-        # with vectors, at most ``span`` chunks per call, then the elements after them.
+        # The maximum key of ``x[o, start:stop]`` and its position, searched with
+        # vectors, at most ``lanes * span`` elements per call.
+        step = lane_count(x) * lane_span(x)
+        flat = o * x.shape[1]
         best = key(x[o, start], kind)
         at = start
-        lanes = lane_count(x)
-        span = lane_span(x)
-        full = (stop - start) // lanes
-        for c in range(0, full, span):
-            count = min(span, full - c)
-            s = start + c * lanes
-            flat = o * x.shape[1] + s
+        for s in range(start, stop, step):
             if last:
-                k, p = lane_argmax(x, flat, count, kind, 1)
+                k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, 1)
             else:
-                k, p = lane_argmax(x, flat, count, kind, 0)
+                k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, 0)
             if k > best or (last and k == best):
                 best = k
                 at = s + p
-        for j in range(start + full * lanes, stop):
-            if last:
-                best, at = _take_last(best, at, key(x[o, j], kind), j)
-            else:
-                best, at = _take_first(best, at, key(x[o, j], kind), j)
         return best, at
+
+    def fixed_rows(x, out, lo, hi, n, last):
+        # Rows lo..hi of a constant length ``n`` (inlined where ``n`` is a literal, so
+        # that LLVM unrolls the row and vectorises across rows). Slices, so that indices
+        # are known not to be negative (numba would otherwise wrap them, per element).
+        flat = x.reshape(x.shape[0] * n)[lo * n : hi * n]
+        dst = out[lo:hi]
+        if last:
+            for o in range(hi - lo):
+                best, at = key(flat[o * n], kind), 0
+                for j in range(1, n):
+                    best, at = _take_last(best, at, key(flat[o * n + j], kind), j)
+                dst[o] = at
+        else:
+            for o in range(hi - lo):
+                best, at = key(flat[o * n], kind), 0
+                for j in range(1, n):
+                    best, at = _take_first(best, at, key(flat[o * n + j], kind), j)
+                dst[o] = at
 
     def rows_task(x, out, t, per, last):
         outer, n = x.shape
         for o in range(t * per, min((t + 1) * per, outer)):
             out[o] = search(x, o, 0, n, last)[1]
+
+    def short_rows_task(x, out, t, per, last):
+        outer, n = x.shape
+        lo, hi = t * per, min((t + 1) * per, outer)
+        # One copy of the loop per row length, 1 to SHORT_ROW (measured 5x faster than a
+        # loop over a run-time length on (n, 4) float32).
+        if n == 1:
+            out[lo:hi] = 0
+        elif n == 2:
+            fixed(x, out, lo, hi, 2, last)
+        elif n == 3:
+            fixed(x, out, lo, hi, 3, last)
+        elif n == 4:
+            fixed(x, out, lo, hi, 4, last)
+        elif n == 5:
+            fixed(x, out, lo, hi, 5, last)
+        elif n == 6:
+            fixed(x, out, lo, hi, 6, last)
+        elif n == 7:
+            fixed(x, out, lo, hi, 7, last)
+        else:
+            fixed(x, out, lo, hi, 8, last)
 
     def row_piece_task(x, part_key, part_at, t, nchunks, chunk, last):
         o = t // nchunks
@@ -210,14 +248,17 @@ def _make_tasks(kind: int):
     tasks = {}
     for fn in (row_search, row_parts, merge_parts, col_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
+    fixed = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
     # Tasks that call other tasks reach them as globals bound here.
-    bound = {"search": tasks["row_search"], "lane_task": tasks["col_task"]}
-    for fn in (rows_task, row_piece_task, narrow_task):
+    bound = {"search": tasks["row_search"], "fixed": fixed, "lane_task": tasks["col_task"]}
+    for fn in (rows_task, short_rows_task, row_piece_task, narrow_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", bound)
     return tasks
 
 
-def _compile(fn, name: str, bound: dict, parallel: bool = False):
+def _compile(
+    fn, name: str, bound: dict, parallel: bool = False, inline: str = "never", driver=False
+):
     """``fn`` compiled lazily under ``name``, with ``bound`` as extra globals.
 
     Compiled functions reach each other as globals, never as closure cells (only the
@@ -228,35 +269,42 @@ def _compile(fn, name: str, bound: dict, parallel: bool = False):
         fn.__code__, {**fn.__globals__, **bound}, name, fn.__defaults__, fn.__closure__
     )
     bound_fn.__qualname__ = name
-    return njit(parallel=parallel, **_OPTIONS)(bound_fn)
+    wrappers = {} if driver else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+    return njit(parallel=parallel, inline=inline, **wrappers, **_OPTIONS)(bound_fn)
 
 
 # --- drivers: run the tasks serially or in parallel --------------------------------------
 
 # The drivers' task names are bound to one key kind's compiled tasks by ``_driver``.
-rows_task = row_piece_task = row_parts = merge_parts = col_task = None
-narrow_task = search = lane_task = None
+rows_task = short_rows_task = row_piece_task = row_parts = merge_parts = col_task = None
+narrow_task = search = fixed = lane_task = None
 
 
-def rows(x, out, last, nchunks):
+def rows(x, out, last):
     outer, n = x.shape
-    if nchunks == 1:  # whole rows, ``per`` of them per task
-        per = max(1, ROW_TASK_ELEMENTS // n)
-        ntasks = (outer + per - 1) // per
-    else:  # ``nchunks`` pieces of every row, merged after
-        per = (n + nchunks - 1) // nchunks
-        nchunks = (n + per - 1) // per
-        ntasks = outer * nchunks
-    part_key, part_at = row_parts(x, ntasks if nchunks > 1 else 0)
-    # One parallel loop per driver (each costs seconds to compile); ``np.int64(t)`` keeps
-    # the tasks' signatures the same as under the serial driver (prange counts unsigned).
-    for t in prange(ntasks):
-        if nchunks == 1:
-            rows_task(x, out, np.int64(t), per, last)
-        else:
-            row_piece_task(x, part_key, part_at, np.int64(t), nchunks, per, last)
-    if nchunks > 1:
-        merge_parts(out.reshape((outer, 1)), part_key, part_at, nchunks, last)
+    per = max(1, ROW_TASK_ELEMENTS // n)  # whole rows per task
+    # One parallel loop per driver (each costs about a second to compile); ``np.int64(t)``
+    # keeps the tasks' signatures the same as under the serial driver (prange counts
+    # unsigned).
+    for t in prange((outer + per - 1) // per):
+        rows_task(x, out, np.int64(t), per, last)
+
+
+def row_pieces(x, out, last, nchunks):
+    outer, n = x.shape
+    chunk = (n + nchunks - 1) // nchunks
+    nchunks = (n + chunk - 1) // chunk
+    part_key, part_at = row_parts(x, outer * nchunks)
+    for t in prange(outer * nchunks):
+        row_piece_task(x, part_key, part_at, np.int64(t), nchunks, chunk, last)
+    merge_parts(out.reshape((outer, 1)), part_key, part_at, nchunks, last)
+
+
+def short_rows(x, out, last):
+    outer, n = x.shape
+    per = max(1, ROW_TASK_ELEMENTS // n)
+    for t in prange((outer + per - 1) // per):
+        short_rows_task(x, out, np.int64(t), per, last)
 
 
 def cols(x, out, last, block):
@@ -284,12 +332,23 @@ def _build():
         tasks = _make_tasks(kind)
         for parallel in (True, False):
             mode = "par" if parallel else "ser"
-            kernels[(kind, parallel)] = tuple(
-                _compile(fn, f"{fn.__name__}_k{kind}_{mode}", tasks, parallel)
-                for fn in (rows, cols, narrow)
+            kernels[(kind, parallel)] = Kernels(
+                *(
+                    _compile(fn, f"{fn.__name__}_k{kind}_{mode}", tasks, parallel, driver=True)
+                    for fn in (rows, row_pieces, short_rows, cols, narrow)
+                )
             )
     return kernels
 
 
-# KERNELS[(kind, parallel)] = (rows, cols, narrow)
-KERNELS = _build()
+class Kernels(NamedTuple):
+    """The drivers of one key kind, serial or parallel (compiled on first use)."""
+
+    rows: Any
+    row_pieces: Any
+    short_rows: Any
+    cols: Any
+    narrow: Any
+
+
+KERNELS: dict[tuple[int, bool], Kernels] = _build()

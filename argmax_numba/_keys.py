@@ -19,7 +19,7 @@ from numba.extending import intrinsic, overload
 
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 
-__all__ = ["float_key_ir", "key", "key_vector", "narrow_index", "narrow_span"]
+__all__ = ["float_key_ir", "key", "key_vector", "lowest_key", "narrow_index", "narrow_span"]
 
 # kind -> (bits of +inf, mask of the magnitude bits)
 _FLOAT_BITS = {
@@ -44,6 +44,13 @@ def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
     signed = builder.select(builder.icmp_signed("<", bits, zero), builder.neg(mag), mag)
     is_nan = builder.icmp_signed(">", mag, ir.Constant(width, inf_bits))
     return builder.select(is_nan, ir.Constant(width, inf_bits + 1), signed)
+
+
+def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
+    """The least key of ``bits``-wide elements: of -inf for floats, of the least integer."""
+    if kind != KIND_INT:
+        return -_FLOAT_BITS[kind][0]
+    return 0 if unsigned else -(1 << (bits - 1))
 
 
 @intrinsic(prefer_literal=True)

@@ -17,7 +17,7 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic, overload
 
 from ._dtypes import KIND_INT
-from ._keys import float_key_ir
+from ._keys import float_key_ir, lowest_key
 
 __all__ = ["VECTOR_BYTES", "lane_argmax", "lane_count", "lane_span"]
 
@@ -77,13 +77,13 @@ def _resize(builder: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
 
 
 @intrinsic(prefer_literal=True)
-def lane_argmax(typingctx, x, start, chunks, kind, last):
-    """``(key, position)`` of the maximum among ``chunks * lanes`` elements of the
-    C-contiguous array ``x`` from flat index ``start`` on.
+def lane_argmax(typingctx, x, start, length, kind, last):
+    """``(key, position)`` of the maximum among ``length`` elements of the C-contiguous
+    array ``x`` from flat index ``start`` on.
 
-    ``lanes = lane_count(x)``, and ``chunks`` is in ``[1, lane_span(x)]``; ``kind`` and
-    ``last`` are constants. The position counts from ``start``; ``last`` = 1 picks the
-    last occurrence of the maximum.
+    ``length`` is in ``[1, lanes * lane_span(x)]``, with ``lanes = lane_count(x)``;
+    ``kind`` and ``last`` are constants. The position counts from ``start``; ``last`` =
+    1 picks the last occurrence of the maximum.
     """
     if not (isinstance(x, types.Array) and x.layout == "C"):
         raise errors.TypingError("lane_argmax(): x must be a C-contiguous array")
@@ -95,7 +95,7 @@ def lane_argmax(typingctx, x, start, chunks, kind, last):
     lanes = _lanes(x)
     unsigned = kind_value == KIND_INT and not dtype.signed
     key_type = dtype if kind_value == KIND_INT else getattr(types, f"int{bits}")
-    signature = types.Tuple((key_type, types.int64))(x, start, chunks, kind, last)
+    signature = types.Tuple((key_type, types.int64))(x, start, length, kind, last)
 
     def codegen(context, builder, sig, args):
         array, first, count = args[0], args[1], args[2]
@@ -104,36 +104,65 @@ def lane_argmax(typingctx, x, start, chunks, kind, last):
         vty = ir.VectorType(ity, lanes)
         data = context.make_array(x)(context, builder, array).data
         base = builder.bitcast(builder.gep(data, [first]), vty.as_pointer())
+        lowest = ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
 
-        def chunk_key(c):
-            v = builder.load(builder.gep(base, [c]), align=bits // 8)
+        def keys(v):
             return v if kind_value == KIND_INT else float_key_ir(builder, v, kind_value)
 
         cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
         best_ptr = cgutils.alloca_once(builder, vty)
         chunk_ptr = cgutils.alloca_once(builder, vty)
-        builder.store(chunk_key(ir.Constant(i64, 0)), best_ptr)
+        builder.store(lowest, best_ptr)
         builder.store(ir.Constant(vty, 0), chunk_ptr)
-        with cgutils.for_range_slice(builder, ir.Constant(i64, 1), count, ir.Constant(i64, 1)) as (
-            c,
-            _,
-        ):
-            value = chunk_key(c)
+
+        def update(c, value):
             best = builder.load(best_ptr)
             take = cmp(">=" if last_value else ">", value, best)
             builder.store(builder.select(take, value, best), best_ptr)
             number = _splat(builder, _resize(builder, c, ity), lanes)
             builder.store(builder.select(take, number, builder.load(chunk_ptr)), chunk_ptr)
 
+        # Whole chunks: the first one sets every lane, the others update them.
+        full = builder.udiv(count, ir.Constant(i64, lanes))
+        with builder.if_then(builder.icmp_unsigned(">", full, ir.Constant(i64, 0))):
+            builder.store(keys(builder.load(base, align=bits // 8)), best_ptr)
+        one = ir.Constant(i64, 1)
+        with cgutils.for_range_slice(builder, one, full, one) as (c, _):
+            update(c, keys(builder.load(builder.gep(base, [c]), align=bits // 8)))
+        # The elements after the last whole chunk: one vector load, its lanes past the end
+        # set to the lowest key; near the end of the array (where the load would leave
+        # it) the elements are first copied into a vector.
+        rest = builder.sub(count, builder.mul(full, ir.Constant(i64, lanes)))
+        with builder.if_then(builder.icmp_unsigned(">", rest, ir.Constant(i64, 0))):
+            tail = builder.gep(base, [full])
+            loaded = cgutils.alloca_once(builder, vty)
+            end = builder.add(builder.add(first, count), ir.Constant(i64, lanes - 1))
+            nitems = context.make_array(x)(context, builder, array).nitems
+            with builder.if_else(builder.icmp_signed("<=", end, nitems)) as (inside, near_end):
+                with inside:
+                    builder.store(builder.load(tail, align=bits // 8), loaded)
+                with near_end:
+                    builder.store(ir.Constant(vty, 0), loaded)
+                    cgutils.raw_memcpy(builder, loaded, tail, rest, bits // 8)
+            lane = ir.Constant(vty, list(range(lanes)))
+            inside = builder.icmp_unsigned(
+                "<", lane, _splat(builder, _resize(builder, rest, ity), lanes)
+            )
+            update(full, builder.select(inside, keys(builder.load(loaded)), lowest))
+
         best = builder.load(best_ptr)
         top = _reduce(builder, "umax" if unsigned else "smax", best)
-        # Position of each lane's best: chunk number * lanes + lane.
+        # Position of each lane's best: chunk number * lanes + lane. Lanes past the end
+        # can hold the lowest key too, so only positions inside the run count.
         p32 = ir.VectorType(i32, lanes)
         number = _resize(builder, builder.load(chunk_ptr), p32)
         position = builder.add(
             builder.mul(number, ir.Constant(p32, lanes)), ir.Constant(p32, list(range(lanes)))
         )
-        hit = builder.icmp_unsigned("==", best, _splat(builder, top, lanes))
+        hit = builder.and_(
+            builder.icmp_unsigned("==", best, _splat(builder, top, lanes)),
+            builder.icmp_signed("<", position, _splat(builder, builder.trunc(count, i32), lanes)),
+        )
         miss = ir.Constant(p32, -1 if last_value else 2**31 - 1)
         at = _reduce(builder, "smax" if last_value else "smin", builder.select(hit, position, miss))
         return context.make_tuple(builder, sig.return_type, [top, builder.sext(at, i64)])
