@@ -37,7 +37,7 @@ from numba import njit, prange
 
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._keys import key, key_vector, narrow_index, narrow_span
-from ._lanes import lane_argmax, lane_count, lane_span
+from ._lanes import FOLD_ROWS, lane_argmax, lane_count, lane_rows_update, lane_span
 
 __all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernels"]
 
@@ -147,6 +147,7 @@ def _make_tasks(kind: int):
         o = t // nblocks
         j0 = (t - o * nblocks) * block
         w = min(block, inner - j0)
+        wv = w // lane_count(x) * lane_count(x)  # columns searched with whole vectors
         best = key_vector(w, x, kind)
         # Row numbers within a stretch of ``span`` rows fit the key's own width, so the
         # index update runs on vectors as wide as the data's.
@@ -159,35 +160,24 @@ def _make_tasks(kind: int):
             best[j] = key(src[j], kind)
             hit[j] = -1
             at[j] = 0
+        first = (o * n) * inner + j0  # flat index of x[o, 0, j0]
         for k0 in range(1, n, span):
             k1 = min(k0 + span, n)
-            # For 4-byte types, two rows at a time: merged first, they read and write the
-            # running maximum and index once per pair (measured: up to 2x faster there,
-            # slower for the other widths).
-            kp = k0 + (k1 - k0) // 2 * 2 if x.itemsize == 4 else k0
-            # The two copies differ in the merge only: testing ``last`` inside the loop
-            # was measured 1.5x slower for 4-byte types.
-            if last:
-                for k in range(k0, kp, 2):
-                    src, src2 = x[o, k, j0 : j0 + w], x[o, k + 1, j0 : j0 + w]
-                    r, r2 = itype(k - k0), itype(k + 1 - k0)
-                    for j in range(w):
-                        v, rr = _take_last(key(src[j], kind), r, key(src2[j], kind), r2)
-                        best[j], hit[j] = _take_last(best[j], hit[j], v, rr)
-                for k in range(kp, k1):
-                    src, r = x[o, k, j0 : j0 + w], itype(k - k0)
-                    for j in range(w):
+            # FOLD_ROWS rows at a time are folded into the running maxima, which stay
+            # in registers meanwhile ...
+            for k in range(k0, k1, FOLD_ROWS):
+                row_k, rows, number = first + k * inner, min(FOLD_ROWS, k1 - k), k - k0
+                if last:
+                    lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 1)
+                else:
+                    lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 0)
+            # ... and the columns after the last whole vector, one element at a time.
+            for k in range(k0, k1):
+                src, r = x[o, k, j0 : j0 + w], itype(k - k0)
+                for j in range(wv, w):
+                    if last:
                         best[j], hit[j] = _take_last(best[j], hit[j], key(src[j], kind), r)
-            else:
-                for k in range(k0, kp, 2):
-                    src, src2 = x[o, k, j0 : j0 + w], x[o, k + 1, j0 : j0 + w]
-                    r, r2 = itype(k - k0), itype(k + 1 - k0)
-                    for j in range(w):
-                        v, rr = _take_first(key(src[j], kind), r, key(src2[j], kind), r2)
-                        best[j], hit[j] = _take_first(best[j], hit[j], v, rr)
-                for k in range(kp, k1):
-                    src, r = x[o, k, j0 : j0 + w], itype(k - k0)
-                    for j in range(w):
+                    else:
                         best[j], hit[j] = _take_first(best[j], hit[j], key(src[j], kind), r)
             for j in range(w):
                 if hit[j] >= 0:
