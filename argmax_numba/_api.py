@@ -28,11 +28,12 @@ LANE_BYTES = 1024
 MIN_ROW_CHUNK = 1 << 15
 
 
-# dtype -> (view dtype or None, serial kernels)
-_SMALL = {
-    dtype: (None if view is dtype else view, KERNELS[(kind, False)])
-    for dtype, (kind, view) in _KINDS.items()
-}
+# (shape, dtype, axis, keepdims, select_last_index) -> what a call on a small, aligned
+# C-contiguous input of that kind runs: (kernel, view dtype or None, its input shape,
+# its output shape, extra kernel arguments, result shape). Repeated small calls (a
+# classifier's logits, a decoding loop) then cost little more than the kernel call.
+_PLANS: dict[tuple, tuple] = {}
+_MAX_PLANS = 512
 
 
 def _flag(value, name: str) -> int:
@@ -110,31 +111,54 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     return COLS, block, 0
 
 
+def _choose(kind: int, outer: int, n: int, inner: int, itemsize: int, parallel: bool):
+    """The kernel for ``(outer, n, inner)``, the shapes of its input and output views,
+    and its extra arguments."""
+    k = KERNELS[(kind, parallel)]
+    which, p1, p2 = plan(outer, n, inner, itemsize, numba.get_num_threads() if parallel else 1)
+    if which == ROWS and p1 == 1:
+        return k.rows, (outer, n), (outer,), ()
+    if which == ROWS:
+        return k.row_pieces, (outer, n), (outer,), (p1,)
+    if which == SHORT:
+        return k.short_rows, (outer, n), (outer,), ()
+    if which == COLS:
+        return k.cols, (outer, n, inner), (outer, inner), (p1,)
+    return k.narrow, (outer, n, inner), (outer, inner), (p1, p2)
+
+
 def _run(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
-) -> None:
+) -> bool:
     """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
-    the flat int64 ``out`` of ``outer * inner`` elements."""
+    the flat int64 ``out`` of ``outer * inner`` elements. Returns whether it ran the
+    parallel kernels."""
     parallel = outer * n * inner >= SERIAL_BELOW and _threading.parallel_allowed()
-    k = KERNELS[(kind, parallel)]
-    which, p1, p2 = plan(outer, n, inner, view.itemsize, numba.get_num_threads() if parallel else 1)
-    if which == ROWS and p1 == 1:
-        fn, args = k.rows, (view.reshape(outer, n), out, last)
-    elif which == ROWS:
-        fn, args = k.row_pieces, (view.reshape(outer, n), out, last, p1)
-    elif which == SHORT:
-        fn, args = k.short_rows, (view.reshape(outer, n), out, last)
-    elif which == COLS:
-        fn, args = k.cols, (view.reshape(outer, n, inner), out.reshape(outer, inner), last, p1)
-    else:
-        x3, o2 = view.reshape(outer, n, inner), out.reshape(outer, inner)
-        fn, args = k.narrow, (x3, o2, last, p1, p2)
+    fn, in_shape, out_shape, extra = _choose(kind, outer, n, inner, view.itemsize, parallel)
+    args = (view.reshape(in_shape), out.reshape(out_shape), last, *extra)
     lock = _threading.layer_lock() if parallel else None
     if lock is None:
         fn(*args)
     else:
         with lock:
             fn(*args)
+    return parallel
+
+
+def _remember(x, axis, keep, last, kind, view_dtype, outer, n, inner, result_shape) -> None:
+    """Keep the plan of a serial call for later calls of the same kind."""
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    fn, in_shape, out_shape, extra = _choose(kind, outer, n, inner, view_dtype.itemsize, False)
+    view = None if view_dtype is x.dtype else view_dtype
+    _PLANS[(x.shape, x.dtype, axis, keep, last)] = (
+        fn,
+        view,
+        in_shape,
+        out_shape,
+        extra,
+        result_shape,
+    )
 
 
 def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> np.ndarray:
@@ -160,33 +184,22 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     Also callable from ``@numba.njit`` code, with ``keepdims`` given as a constant.
     """
     x = data if type(data) is np.ndarray else np.asarray(data)
+    if type(axis) is int and type(keepdims) is int and type(select_last_index) is int:
+        small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index))
+        if small is not None and x.size < SERIAL_BELOW:
+            flags = x.flags
+            if flags.c_contiguous and flags.aligned:
+                fn, view_dtype, in_shape, out_shape, extra, result_shape = small
+                view = x if view_dtype is None else x.view(view_dtype)
+                out = np.empty(out_shape, dtype=np.int64)
+                fn(
+                    view if in_shape is None else view.reshape(in_shape),
+                    out,
+                    select_last_index,
+                    *extra,
+                )
+                return out if result_shape is None else out.reshape(result_shape)
     shape = x.shape
-    if (
-        type(axis) is int
-        and 0 <= axis < len(shape)
-        and type(keepdims) is int
-        and type(select_last_index) is int
-        and 0 < x.size < SERIAL_BELOW
-    ):  # small C-contiguous inputs: as little Python as possible before the kernel
-        small = _SMALL.get(x.dtype)
-        flags = x.flags
-        n = shape[axis]
-        if small and n and flags.c_contiguous and flags.aligned and 0 <= keepdims <= 1:
-            view_dtype, k = small
-            view = x if view_dtype is None else x.view(view_dtype)
-            inner = prod(shape[axis + 1 :])
-            out = np.empty(x.size // n, dtype=np.int64)
-            last = 1 if select_last_index else 0  # any other int: the slow path's error
-            if select_last_index == last:
-                if inner == 1 and n <= SHORT_ROW:
-                    k.short_rows(view.reshape(-1, n), out, last)
-                elif inner == 1:
-                    k.rows(view.reshape(-1, n), out, last)
-                else:
-                    k.cols(view.reshape(-1, n, inner), out.reshape(-1, inner), last, COL_BLOCK)
-                if keepdims:
-                    return out.reshape(shape[:axis] + (1,) + shape[axis + 1 :])
-                return out.reshape(shape[:axis] + shape[axis + 1 :])
     keep = keepdims if type(keepdims) is int and 0 <= keepdims <= 1 else _flag(keepdims, "keepdims")
     last = (
         select_last_index
@@ -216,7 +229,10 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case: no copies
         view = x if view_dtype is dtype else x.view(view_dtype)
         out = np.empty(x.size // n, dtype=np.int64)
-        _run(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
+        outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
+        parallel = _run(kind, view, out, outer, n, inner, last)
+        if not parallel and type(axis) is int and type(keepdims) is int:
+            _remember(x, axis, keep, last, kind, view_dtype, outer, n, inner, out_shape)
         return out.reshape(out_shape)
 
     x = _native(x)

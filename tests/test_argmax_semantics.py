@@ -109,3 +109,19 @@ def test_one_dimensional_keepdims_zero_is_rank_zero():
     x = np.array([3, 9, 2], dtype=np.uint8)
     got = argmax(x, 0, 0)
     assert got.shape == () and got.dtype == np.int64 and int(got) == 1
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float64), FLOATS[2], np.dtype(np.uint8)], ids=str)
+def test_repeated_calls(dtype):
+    # A second call of the same kind reuses what the first one chose; inputs of the same
+    # shape and dtype in another layout must still take the general path.
+    rng = np.random.default_rng(3)
+    for shape, axis in (((6, 7), 1), ((6, 7), -2), ((3, 4, 5), 1), ((40, 3), 1), ((9,), 0)):
+        for keep, last in itertools.product((0, 1), (0, 1)):
+            for _ in range(2):
+                x = random_tensor(dtype, shape, rng, special=0.3)
+                want = onnx_argmax(x, axis, keep, last)
+                for layout in ("C", "F", "sliced", "unaligned"):
+                    got = argmax(with_layout(x, layout), axis, keep, last)
+                    assert got.shape == want.shape, (shape, axis, keep, layout)
+                    np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis} {layout}")
