@@ -171,14 +171,16 @@ def _make_tasks(kind: int):
                     lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 1)
                 else:
                     lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 0)
-            # ... and the columns after the last whole vector, one element at a time.
-            for k in range(k0, k1):
-                src, r = x[o, k, j0 : j0 + w], itype(k - k0)
+            # ... and the columns after the last whole vector, one element at a time
+            # (indexed, not sliced: a slice per row costs reference counting).
+            for k in range(k0, k1 if wv < w else k0):
+                r = itype(k - k0)
                 for j in range(wv, w):
+                    v = key(x[o, k, j0 + j], kind)
                     if last:
-                        best[j], hit[j] = _take_last(best[j], hit[j], key(src[j], kind), r)
+                        best[j], hit[j] = _take_last(best[j], hit[j], v, r)
                     else:
-                        best[j], hit[j] = _take_first(best[j], hit[j], key(src[j], kind), r)
+                        best[j], hit[j] = _take_first(best[j], hit[j], v, r)
             for j in range(w):
                 if hit[j] >= 0:
                     at[j] = k0 + hit[j]

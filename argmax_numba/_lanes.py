@@ -70,6 +70,20 @@ def _reduce(builder: ir.IRBuilder, op: str, vector: ir.Value) -> ir.Value:
     return builder.call(fn, [vector])
 
 
+def _prefetch(builder: ir.IRBuilder, pointer: ir.Value) -> None:
+    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+    # read, keep in all cache levels, data
+    args = [
+        builder.bitcast(pointer, i8p),
+        ir.Constant(i32, 0),
+        ir.Constant(i32, 3),
+        ir.Constant(i32, 1),
+    ]
+    builder.call(fn, args)
+
+
 def _splat(builder: ir.IRBuilder, value: ir.Value, count: int) -> ir.Value:
     i32 = ir.IntType(32)
     undefined = ir.Constant(ir.VectorType(value.type, count), ir.Undefined)
@@ -245,6 +259,12 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
                     numbers = [ir.Constant(i64, r) for r in range(FOLD_ROWS)]
                     for r, value in [(r, row(r)) for r in numbers]:
                         fold(r, value)
+                    # The same vector of the next group of rows, fetched ahead: short rows
+                    # are too short for the hardware's stream detection.
+                    for r in range(FOLD_ROWS, 2 * FOLD_ROWS):
+                        _prefetch(
+                            builder, builder.gep(column, [builder.mul(ir.Constant(i64, r), step)])
+                        )
                 with other:
                     with cgutils.for_range_slice(builder, zero, count, one) as (r, _):
                         fold(r, row(r))
