@@ -7,12 +7,12 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   was (``_lanes``), so the search is one pass at memory speed.
 * ``row_pieces(x, out, last, nchunks)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
-* ``short_rows(x, out, last)`` is ``rows`` for rows of at most ``SHORT_ROW`` elements, with a
-  loop for each length that LLVM unrolls and vectorises across rows.
+* ``short_rows(x, out, last)`` is ``rows`` for rows of at most ``SHORT_ROW`` elements,
+  with a loop for each length that LLVM unrolls and vectorises across rows.
 * ``cols(x, out, last, block)`` reduces the middle axis of ``x[outer, n, inner]``. Each
-  task owns ``block`` consecutive inner positions and streams the ``n`` rows through a
-  running maximum and index held in cache, so every byte of the input is read once, in
-  memory order.
+  task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
+  running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
+  registers (``_lanes``), so every byte of the input is read once.
 * ``narrow(x, out, last, m, nsplit)`` is ``cols`` for a few columns (small ``inner``) and
   many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive rows read as one
   wide row give ``cols`` enough lanes to vectorise, and the rows are split into
