@@ -90,9 +90,10 @@ ROWS, SHORT, COLS, NARROW = 0, 1, 2, 3
 @register_jitable
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
-    compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)``, ``(COLS, block, 0)``
+    compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
+    SHORT_ROW elements), ``(COLS, block, 0)``
     or ``(NARROW, m, nsplit)``. ``threads`` is 1 for the serial kernels."""
-    if inner == 1 and n <= SHORT_ROW:
+    if inner == 1 and 2 <= n <= SHORT_ROW:
         return SHORT, 0, 0
     if inner == 1:
         nchunks = 1
@@ -121,7 +122,7 @@ def _choose(kind: int, outer: int, n: int, inner: int, itemsize: int, parallel: 
     if which == ROWS:
         return k.row_pieces, (outer, n), (outer,), (p1,)
     if which == SHORT:
-        return k.short_rows, (outer, n), (outer,), ()
+        return k.short_rows[n - 2], (outer, n), (outer,), ()
     if which == COLS:
         return k.cols, (outer, n, inner), (outer, inner), (p1,)
     return k.narrow, (outer, n, inner), (outer, inner), (p1, p2)

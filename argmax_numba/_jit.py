@@ -19,9 +19,33 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ._api import COLS, ROWS, SERIAL_BELOW, SHORT, argmax, plan
 from ._dtypes import kernel_view
-from ._kernels import KERNELS
+from ._kernels import KERNELS, SHORT_ROW
 
 __all__: list[str] = []
+
+
+def _short_rows(kind, parallel, length, x, out, last):
+    """Run the ``short_rows`` driver for rows of ``x.shape[1]`` elements, which is in
+    ``[length, SHORT_ROW]`` (``kind``, ``parallel`` and ``length`` are constants)."""
+    raise NotImplementedError("only callable from compiled code")
+
+
+@overload(_short_rows, prefer_literal=True)
+def _short_rows_overload(kind, parallel, length, x, out, last):
+    # One driver per length: this length's, else the next length's, and so on.
+    m = length.literal_value
+    driver = KERNELS[(kind.literal_value, bool(parallel.literal_value))].short_rows[m - 2]
+    if m == SHORT_ROW:
+        return lambda kind, parallel, length, x, out, last: driver(x, out, last)
+    following = m + 1
+
+    def impl(kind, parallel, length, x, out, last):
+        if x.shape[1] == m:
+            driver(x, out, last)
+        else:
+            _short_rows(kind, parallel, following, x, out, last)
+
+    return impl
 
 
 def _literal_flag(value, name: str, *, required: bool) -> int | None:
@@ -64,8 +88,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
-    rows_par, pieces_par, short_par, cols_par, narrow_par = KERNELS[(kind, True)]
-    rows_ser, _, short_ser, cols_ser, narrow_ser = KERNELS[(kind, False)]  # never split
+    rows_par, pieces_par, _, cols_par, narrow_par = KERNELS[(kind, True)]
+    rows_ser, _, _, cols_ser, narrow_ser = KERNELS[(kind, False)]  # never split
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -100,12 +124,12 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                     rows_par(x2, out, last)
                 else:
                     rows_ser(x2, out, last)
-            elif which == SHORT:
+            elif which == SHORT:  # one driver per row length, from 2 up
                 x2 = view.reshape((outer, n))
                 if parallel:
-                    short_par(x2, out, last)
+                    _short_rows(kind, True, 2, x2, out, last)
                 else:
-                    short_ser(x2, out, last)
+                    _short_rows(kind, False, 2, x2, out, last)
             elif which == COLS:
                 if parallel:
                     cols_par(x3, o2, last, p1)

@@ -7,8 +7,8 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   was (``_lanes``), so the search is one pass at memory speed.
 * ``row_pieces(x, out, last, nchunks)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
-* ``short_rows(x, out, last)`` is ``rows`` for rows of at most ``SHORT_ROW`` elements,
-  with a loop for each length that LLVM unrolls and vectorises across rows.
+* ``short_rows(x, out, last)`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements, one
+  driver per length, whose loop LLVM unrolls and vectorises across rows.
 * ``cols(x, out, last, block)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
@@ -113,26 +113,11 @@ def _make_tasks(kind: int):
             out[o] = search(x, o, 0, n, last)[1]
 
     def short_rows_task(x, out, t, per, last):
-        outer, n = x.shape
-        lo, hi = t * per, min((t + 1) * per, outer)
-        # One copy of the loop per row length, 1 to SHORT_ROW (measured 5x faster than a
-        # loop over a run-time length on (n, 4) float32).
-        if n == 1:
-            out[lo:hi] = 0
-        elif n == 2:
-            fixed(x, out, lo, hi, 2, last)
-        elif n == 3:
-            fixed(x, out, lo, hi, 3, last)
-        elif n == 4:
-            fixed(x, out, lo, hi, 4, last)
-        elif n == 5:
-            fixed(x, out, lo, hi, 5, last)
-        elif n == 6:
-            fixed(x, out, lo, hi, 6, last)
-        elif n == 7:
-            fixed(x, out, lo, hi, 7, last)
-        else:
-            fixed(x, out, lo, hi, 8, last)
+        # Rows of ROW_LENGTH elements, a constant bound per length: each length has its
+        # own loop (measured 5x faster than a loop over a run-time length on (n, 4)
+        # float32) and its own driver, so that a first call compiles only its length.
+        lo, hi = t * per, min((t + 1) * per, x.shape[0])
+        fixed(x, out, lo, hi, ROW_LENGTH, last)
 
     def row_piece_task(x, part_key, part_at, t, nchunks, chunk, last):
         o = t // nchunks
@@ -243,8 +228,13 @@ def _make_tasks(kind: int):
     fixed = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
     # Tasks that call other tasks reach them as globals bound here.
     bound = {"search": tasks["row_search"], "fixed": fixed, "lane_task": tasks["col_task"]}
-    for fn in (rows_task, short_rows_task, row_piece_task, narrow_task):
+    for fn in (rows_task, row_piece_task, narrow_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", bound)
+    for m in range(2, SHORT_ROW + 1):
+        length = {"fixed": fixed, "ROW_LENGTH": m}
+        tasks[f"short_rows_task{m}"] = _compile(
+            short_rows_task, f"short_rows{m}_task_k{kind}", length
+        )
     return tasks
 
 
@@ -269,7 +259,7 @@ def _compile(
 
 # The drivers' task names are bound to one key kind's compiled tasks by ``_driver``.
 rows_task = short_rows_task = row_piece_task = row_parts = merge_parts = col_task = None
-narrow_task = search = fixed = lane_task = None
+narrow_task = search = fixed = lane_task = ROW_LENGTH = None
 
 
 def rows(x, out, last):
@@ -318,17 +308,30 @@ def narrow(x, out, last, m, nsplit):
     merge_parts(out, part_key, part_at, nsplit, last)
 
 
+def _driver(fn, kind: int, parallel: bool, tasks: dict, name: str = ""):
+    mode = "par" if parallel else "ser"
+    return _compile(fn, f"{name or fn.__name__}_k{kind}_{mode}", tasks, parallel, driver=True)
+
+
 def _build():
     kernels = {}
     for kind in (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64):
         tasks = _make_tasks(kind)
         for parallel in (True, False):
-            mode = "par" if parallel else "ser"
-            kernels[(kind, parallel)] = Kernels(
-                *(
-                    _compile(fn, f"{fn.__name__}_k{kind}_{mode}", tasks, parallel, driver=True)
-                    for fn in (rows, row_pieces, short_rows, cols, narrow)
+            short = tuple(
+                _driver(
+                    short_rows,
+                    kind,
+                    parallel,
+                    {**tasks, "short_rows_task": tasks[f"short_rows_task{m}"]},
+                    f"short_rows{m}",
                 )
+                for m in range(2, SHORT_ROW + 1)
+            )
+            kernels[(kind, parallel)] = Kernels(
+                *(_driver(fn, kind, parallel, tasks) for fn in (rows, row_pieces)),
+                short,
+                *(_driver(fn, kind, parallel, tasks) for fn in (cols, narrow)),
             )
     return kernels
 
@@ -338,7 +341,7 @@ class Kernels(NamedTuple):
 
     rows: Any
     row_pieces: Any
-    short_rows: Any
+    short_rows: tuple  # for rows of 2, 3, ..., SHORT_ROW elements
     cols: Any
     narrow: Any
 

@@ -52,6 +52,16 @@ def test_parallel_path_and_layouts():
     assert drop_last(one_row, 0)[()] == np.argmax(one_row)
 
 
+def test_short_rows_of_every_length():
+    # Rows of 2 to 8 elements have a driver per length; small and large (parallel) inputs.
+    rng = np.random.default_rng(5)
+    for n in range(1, 10):
+        for rows in (7, 40000):
+            x = random_tensor(np.dtype(np.float32), (rows, n), rng, special=0.2)
+            np.testing.assert_array_equal(keep_first(x, 1), onnx_argmax(x, 1, 1, 0))
+            np.testing.assert_array_equal(drop_last(x, 1), onnx_argmax(x, 1, 0, 1))
+
+
 def test_rank_zero_result():
     x = np.array([1.0, 7.0, 7.0, 2.0])
     got = drop_last(x, 0)
