@@ -155,10 +155,10 @@ def _remember(x, axis, keep, last, kind, view_dtype, outer, n, inner, result_sha
     _PLANS[(x.shape, x.dtype, axis, keep, last)] = (
         fn,
         view,
-        in_shape,
+        None if in_shape == x.shape else in_shape,  # None: no reshape needed
         out_shape,
         extra,
-        result_shape,
+        None if result_shape == out_shape else result_shape,
     )
 
 
