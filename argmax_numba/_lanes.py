@@ -1,12 +1,14 @@
-"""The maximum of a contiguous run and its position, searched with whole vectors.
+"""Searches for the maximum and its position with whole vectors, in LLVM IR.
 
 A loop that carries a scalar maximum and its index from element to element does not
-vectorise. Here a run is read as chunks of ``VECTOR_BYTES`` bytes, one vector each, and
-every lane keeps its own maximum key and the number of the chunk that gave it, in
-registers; a horizontal step at the end turns the lanes into the first (or last)
-position of the maximum. The loop is written in LLVM IR (numba would keep such lane
-state in memory), with vector types that LLVM maps onto whatever SIMD width the CPU
-has.
+vectorise. ``lane_argmax`` reads a contiguous run as chunks of ``VECTOR_BYTES`` bytes,
+one vector each, and every lane keeps its own maximum key and the number of the chunk
+that gave it, in registers; a horizontal step at the end turns the lanes into the
+first (or last) position of the maximum. ``lane_rows_update`` does the same across
+rows, for each column of a block: a group of rows is folded into running maxima and
+row numbers that stay in registers meanwhile. Both are written in LLVM IR (numba would
+keep such lane state in memory), with vector types that LLVM maps onto whatever SIMD
+width the CPU has.
 """
 
 from __future__ import annotations
