@@ -102,6 +102,22 @@ def _resize(builder: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
     return builder.trunc(value, to) if have > want else value
 
 
+def _key_ir(builder: ir.IRBuilder, value: ir.Value, kind: int) -> ir.Value:
+    return value if kind == KIND_INT else float_key_ir(builder, value, kind)
+
+
+def _fold(builder, unsigned: bool, last: int, best_ptr, number_ptr, value, number) -> None:
+    """Where the keys ``value`` beat the running maxima at ``best_ptr`` (``last``: or tie
+    them), take them, and the integer ``number`` into the lanes at ``number_ptr``."""
+    cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
+    best = builder.load(best_ptr)
+    take = cmp(">=" if last else ">", value, best)
+    builder.store(builder.select(take, value, best), best_ptr)
+    lanes = builder.load(number_ptr)
+    number = _splat(builder, _resize(builder, number, lanes.type.element), lanes.type.count)
+    builder.store(builder.select(take, number, lanes), number_ptr)
+
+
 @intrinsic(prefer_literal=True)
 def lane_argmax(typingctx, x, start, length, kind, last):
     """``(key, position)`` of the maximum among ``length`` elements of the C-contiguous
@@ -128,25 +144,20 @@ def lane_argmax(typingctx, x, start, length, kind, last):
         i64, i32 = ir.IntType(64), ir.IntType(32)
         ity = ir.IntType(bits)
         vty = ir.VectorType(ity, lanes)
-        data = context.make_array(x)(context, builder, array).data
-        base = builder.bitcast(builder.gep(data, [first]), vty.as_pointer())
+        array_struct = context.make_array(x)(context, builder, array)
+        base = builder.bitcast(builder.gep(array_struct.data, [first]), vty.as_pointer())
         lowest = ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
 
         def keys(v):
-            return v if kind_value == KIND_INT else float_key_ir(builder, v, kind_value)
+            return _key_ir(builder, v, kind_value)
 
-        cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
         best_ptr = cgutils.alloca_once(builder, vty)
         chunk_ptr = cgutils.alloca_once(builder, vty)
         builder.store(lowest, best_ptr)
         builder.store(ir.Constant(vty, 0), chunk_ptr)
 
         def update(c, value):
-            best = builder.load(best_ptr)
-            take = cmp(">=" if last_value else ">", value, best)
-            builder.store(builder.select(take, value, best), best_ptr)
-            number = _splat(builder, _resize(builder, c, ity), lanes)
-            builder.store(builder.select(take, number, builder.load(chunk_ptr)), chunk_ptr)
+            _fold(builder, unsigned, last_value, best_ptr, chunk_ptr, value, c)
 
         # Whole chunks: the first one sets every lane, the others update them.
         full = builder.udiv(count, ir.Constant(i64, lanes))
@@ -163,8 +174,8 @@ def lane_argmax(typingctx, x, start, length, kind, last):
             tail = builder.gep(base, [full])
             loaded = cgutils.alloca_once(builder, vty)
             end = builder.add(builder.add(first, count), ir.Constant(i64, lanes - 1))
-            nitems = context.make_array(x)(context, builder, array).nitems
-            with builder.if_else(builder.icmp_signed("<=", end, nitems)) as (inside, near_end):
+            in_array = builder.icmp_signed("<=", end, array_struct.nitems)
+            with builder.if_else(in_array) as (inside, near_end):
                 with inside:
                     builder.store(builder.load(tail, align=bits // 8), loaded)
                 with near_end:
@@ -231,20 +242,15 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
         base = builder.gep(data(0), [first])
         best_vectors = builder.bitcast(data(5), vty.as_pointer())
         hit_vectors = builder.bitcast(data(6), vty.as_pointer())
-        cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
         top_ptr = cgutils.alloca_once(builder, vty)
         row_ptr = cgutils.alloca_once(builder, vty)
         zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
         nvectors = builder.udiv(size, ir.Constant(i64, lanes))
 
         def fold(r, value):
-            if kind_value != KIND_INT:
-                value = float_key_ir(builder, value, kind_value)
-            top = builder.load(top_ptr)
-            take = cmp(">=" if last_value else ">", value, top)
-            builder.store(builder.select(take, value, top), top_ptr)
-            number = _splat(builder, _resize(builder, builder.add(args[7], r), ity), lanes)
-            builder.store(builder.select(take, number, builder.load(row_ptr)), row_ptr)
+            value = _key_ir(builder, value, kind_value)
+            number = builder.add(args[7], r)
+            _fold(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
 
         with cgutils.for_range_slice(builder, zero, nvectors, one) as (s, _):
             builder.store(builder.load(builder.gep(best_vectors, [s]), align=bits // 8), top_ptr)
