@@ -19,7 +19,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ._api import COLS, ROWS, SERIAL_BELOW, SHORT, argmax, plan
 from ._dtypes import kernel_view
-from ._kernels import KERNELS, SHORT_ROW
+from ._kernels import JIT_KERNELS, SHORT_ROW
 
 __all__: list[str] = []
 
@@ -34,14 +34,15 @@ def _short_rows(kind, parallel, length, x, out, last):
 def _short_rows_overload(kind, parallel, length, x, out, last):
     # One driver per length: this length's, else the next length's, and so on.
     m = length.literal_value
-    driver = KERNELS[(kind.literal_value, bool(parallel.literal_value))].short_rows[m - 2]
+    kernels = JIT_KERNELS[(kind.literal_value, bool(parallel.literal_value))]
+    driver = kernels.short_rows[m - 2].driver
     if m == SHORT_ROW:
-        return lambda kind, parallel, length, x, out, last: driver(x, out, last)
+        return lambda kind, parallel, length, x, out, last: driver(x, out, last, 0)
     following = m + 1
 
     def impl(kind, parallel, length, x, out, last):
         if x.shape[1] == m:
-            driver(x, out, last)
+            driver(x, out, last, 0)
         else:
             _short_rows(kind, parallel, following, x, out, last)
 
@@ -88,8 +89,12 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
-    rows_par, pieces_par, _, cols_par, narrow_par = KERNELS[(kind, True)]
-    rows_ser, _, _, cols_ser, narrow_ser = KERNELS[(kind, False)]  # never split
+    # The drivers that call their tasks directly: an address would not survive the
+    # on-disk cache of the caller (``where``, their last argument, is unused).
+    par, ser = JIT_KERNELS[(kind, True)], JIT_KERNELS[(kind, False)]
+    rows_par, pieces_par = par.rows.driver, par.row_pieces.driver
+    cols_par, narrow_par = par.cols.driver, par.narrow.driver
+    rows_ser, cols_ser, narrow_ser = ser.rows.driver, ser.cols.driver, ser.narrow.driver
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -119,11 +124,11 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             if which == ROWS:
                 x2 = view.reshape((outer, n))
                 if parallel and p1 > 1:
-                    pieces_par(x2, out, last, p1)
+                    pieces_par(x2, out, last, p1, 0)
                 elif parallel:
-                    rows_par(x2, out, last)
+                    rows_par(x2, out, last, 0)
                 else:
-                    rows_ser(x2, out, last)
+                    rows_ser(x2, out, last, 0)
             elif which == SHORT:  # one driver per row length, from 2 up
                 x2 = view.reshape((outer, n))
                 if parallel:
@@ -132,13 +137,13 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                     _short_rows(kind, False, 2, x2, out, last)
             elif which == COLS:
                 if parallel:
-                    cols_par(x3, o2, last, p1)
+                    cols_par(x3, o2, last, p1, 0)
                 else:
-                    cols_ser(x3, o2, last, p1)
+                    cols_ser(x3, o2, last, p1, 0)
             elif parallel:
-                narrow_par(x3, o2, last, p1, p2)
+                narrow_par(x3, o2, last, p1, p2, 0)
             else:
-                narrow_ser(x3, o2, last, p1, p2)
+                narrow_ser(x3, o2, last, p1, p2, 0)
         dims = np.empty(out_ndim, np.int64)
         j = 0
         for i in range(ndim):

@@ -2,18 +2,18 @@
 
 Every input reaches a kernel in a canonical C-contiguous layout:
 
-* ``rows(x, out, last)`` reduces the last axis of ``x[outer, n]``, many whole rows per
+* ``rows(x, out, last, where)`` reduces the last axis of ``x[outer, n]``, many whole rows per
   task. Each row is read as vectors whose lanes keep their own maximum and where it
   was (``_lanes``), so the search is one pass at memory speed.
-* ``row_pieces(x, out, last, nchunks)`` does the same for a few long rows, each split
+* ``row_pieces(x, out, last, nchunks, where)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
-* ``short_rows(x, out, last)`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements, one
-  driver per length, whose loop LLVM unrolls and vectorises across rows.
-* ``cols(x, out, last, block)`` reduces the middle axis of ``x[outer, n, inner]``. Each
+* ``short_rows`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements, with one task per
+  length, whose loop LLVM unrolls and vectorises across rows.
+* ``cols(x, out, last, block, where)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
   registers (``_lanes``), so every byte of the input is read once.
-* ``narrow(x, out, last, m, nsplit)`` is ``cols`` for a few columns (small ``inner``) and
+* ``narrow(x, out, last, m, nsplit, where)`` is ``cols`` for a few columns (small ``inner``) and
   many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive rows read as one
   wide row give ``cols`` enough lanes to vectorise, and the rows are split into
   ``nsplit`` ranges per outer index so that every core has work.
@@ -22,24 +22,27 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 
 The work of one task is a serial function, compiled once per dtype; a driver runs the
 tasks, with ``prange`` for large inputs or a plain loop for small ones (and in processes
-where the parallel runtime cannot be used). Every driver recompiles the tasks it calls
-(numba links them in and optimises the whole again), so each driver calls only what
-its case needs: a first call compiles one driver and its few tasks.
+where the parallel runtime cannot be used). ``where`` is the address of the compiled
+task for the drivers in ``KERNELS``, which ``argmax`` calls from Python: a driver that
+called its task by name would carry and re-optimise its own copy of it (``_calls``).
+The drivers in ``JIT_KERNELS``, for compiled callers, do call their tasks by name.
 """
 
 from __future__ import annotations
 
-import types
+from types import FunctionType
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.np.numpy_support import from_dtype
 
+from ._calls import call_task, task_address
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._keys import key, key_vector, narrow_index, narrow_span
 from ._lanes import FOLD_ROWS, lane_argmax, lane_count, lane_rows_update, lane_span
 
-__all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernels"]
+__all__ = ["JIT_KERNELS", "KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
 # Whole rows of about this many elements in all make one task of ``rows``.
 ROW_TASK_ELEMENTS = 1 << 16
@@ -247,7 +250,7 @@ def _compile(
     integer kind is one), so that numba can cache them; the unique name keeps the cache
     entries of the different instances apart.
     """
-    bound_fn = types.FunctionType(
+    bound_fn = FunctionType(
         fn.__code__, {**fn.__globals__, **bound}, name, fn.__defaults__, fn.__closure__
     )
     bound_fn.__qualname__ = name
@@ -257,46 +260,41 @@ def _compile(
 
 # --- drivers: run the tasks serially or in parallel --------------------------------------
 
-# The drivers' task names are bound to one key kind's compiled tasks by ``_driver``.
-rows_task = short_rows_task = row_piece_task = row_parts = merge_parts = col_task = None
-narrow_task = search = fixed = lane_task = ROW_LENGTH = None
+# Every driver runs one task per step of its loop as ``run_task(where, args)``, bound by
+# ``_build`` either to ``call_task`` (``where`` is the task's address) or to ``direct``,
+# a call of the task by name (``where`` unused). The other names are bound to one key
+# kind's compiled tasks.
+run_task = row_parts = merge_parts = None
+search = fixed = lane_task = task = ROW_LENGTH = None
 
 
-def rows(x, out, last):
+def rows(x, out, last, where):
     outer, n = x.shape
     per = max(1, ROW_TASK_ELEMENTS // n)  # whole rows per task
-    # One parallel loop per driver (each costs about a second to compile); ``np.int64(t)``
-    # keeps the tasks' signatures the same as under the serial driver (prange counts
-    # unsigned).
+    # ``np.int64(t)``: a task is called with the types ``Kernel.task_types`` names, and
+    # prange counts unsigned.
     for t in prange((outer + per - 1) // per):
-        rows_task(x, out, np.int64(t), per, last)
+        run_task(where, (x, out, np.int64(t), per, last))
 
 
-def row_pieces(x, out, last, nchunks):
+def row_pieces(x, out, last, nchunks, where):
     outer, n = x.shape
     chunk = (n + nchunks - 1) // nchunks
     nchunks = (n + chunk - 1) // chunk
     part_key, part_at = row_parts(x, outer * nchunks)
     for t in prange(outer * nchunks):
-        row_piece_task(x, part_key, part_at, np.int64(t), nchunks, chunk, last)
+        run_task(where, (x, part_key, part_at, np.int64(t), nchunks, chunk, last))
     merge_parts(out.reshape((outer, 1)), part_key, part_at, nchunks, last)
 
 
-def short_rows(x, out, last):
-    outer, n = x.shape
-    per = max(1, ROW_TASK_ELEMENTS // n)
-    for t in prange((outer + per - 1) // per):
-        short_rows_task(x, out, np.int64(t), per, last)
-
-
-def cols(x, out, last, block):
+def cols(x, out, last, block, where):
     outer, inner = x.shape[0], x.shape[2]
     nblocks = (inner + block - 1) // block
     for t in prange(outer * nblocks):
-        col_task(x, out, np.int64(t), nblocks, block, last)
+        run_task(where, (x, out, np.int64(t), nblocks, block, last))
 
 
-def narrow(x, out, last, m, nsplit):
+def narrow(x, out, last, m, nsplit, where):
     outer, n, inner = x.shape
     per = (n + nsplit - 1) // nsplit
     per = (per + m - 1) // m * m  # rows per task, a multiple of m
@@ -304,46 +302,88 @@ def narrow(x, out, last, m, nsplit):
     ntasks = outer * nsplit
     part_key, part_at = row_parts(x, ntasks * inner)
     for t in prange(ntasks):
-        narrow_task(x, part_key, part_at, np.int64(t), nsplit, per, m, last)
+        run_task(where, (x, part_key, part_at, np.int64(t), nsplit, per, m, last))
     merge_parts(out, part_key, part_at, nsplit, last)
 
 
-def _driver(fn, kind: int, parallel: bool, tasks: dict, name: str = ""):
-    mode = "par" if parallel else "ser"
-    return _compile(fn, f"{name or fn.__name__}_k{kind}_{mode}", tasks, parallel, driver=True)
+def direct(where, args):
+    task(*args)
 
 
-def _build():
-    kernels = {}
-    for kind in (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64):
-        tasks = _make_tasks(kind)
-        for parallel in (True, False):
-            short = tuple(
-                _driver(
-                    short_rows,
-                    kind,
-                    parallel,
-                    {**tasks, "short_rows_task": tasks[f"short_rows_task{m}"]},
-                    f"short_rows{m}",
-                )
-                for m in range(2, SHORT_ROW + 1)
-            )
-            kernels[(kind, parallel)] = Kernels(
-                *(_driver(fn, kind, parallel, tasks) for fn in (rows, row_pieces)),
-                short,
-                *(_driver(fn, kind, parallel, tasks) for fn in (cols, narrow)),
-            )
-    return kernels
+class Kernel(NamedTuple):
+    """A driver, ``driver(x, out, last, *extra, where)``, and the task it runs."""
+
+    driver: Any
+    task: Any
+    kind: int
+    ndim: int  # of ``x``: 2 (rows) or 3 (columns); ``out`` has one less
+    parts: bool  # whether the task writes per-task candidates (``row_parts``)
+    ints: int  # the task's integer arguments, after its arrays
+    addresses: dict  # (dtype, writeable) -> the task's address, once compiled
+
+    def task_types(self, dtype: np.dtype, writeable: bool) -> tuple:
+        """The types the driver calls its task with, for inputs of ``dtype``."""
+        x_type = types.Array(from_dtype(dtype), self.ndim, "C", readonly=not writeable)
+        if self.parts:
+            bits = x_type.dtype.bitwidth
+            key_type = x_type.dtype if self.kind == KIND_INT else getattr(types, f"int{bits}")
+            arrays = (x_type, types.Array(key_type, 1, "C"), types.Array(types.int64, 1, "C"))
+        else:
+            arrays = (x_type, types.Array(types.int64, self.ndim - 1, "C"))
+        return arrays + (types.int64,) * self.ints
+
+    def address(self, dtype: np.dtype, writeable: bool) -> int:
+        """``where`` for inputs of ``dtype``: the address of the task compiled for them."""
+        where = self.addresses.get((dtype, writeable))
+        if where is None:
+            where = task_address(self.task, self.task_types(dtype, writeable))
+            self.addresses[(dtype, writeable)] = where
+        return where
 
 
 class Kernels(NamedTuple):
     """The drivers of one key kind, serial or parallel (compiled on first use)."""
 
-    rows: Any
-    row_pieces: Any
-    short_rows: tuple  # for rows of 2, 3, ..., SHORT_ROW elements
-    cols: Any
-    narrow: Any
+    rows: Kernel
+    row_pieces: Kernel
+    short_rows: tuple[Kernel, ...]  # for rows of 2, 3, ..., SHORT_ROW elements
+    cols: Kernel
+    narrow: Kernel
 
 
-KERNELS: dict[tuple[int, bool], Kernels] = _build()
+def _build(kind: int, parallel: bool, by_address: bool) -> Kernels:
+    tasks = _TASKS[kind]
+    mode = ("par" if parallel else "ser") + ("" if by_address else "_direct")
+
+    def kernel(fn, task_name: str, ndim: int, parts: bool, ints: int, name="") -> Kernel:
+        task_fn = tasks[task_name]
+        if by_address:
+            run = call_task
+        else:
+            bound = {"task": task_fn}
+            run = _compile(direct, f"direct_{task_name}_k{kind}", bound, inline="always")
+        bound = {**tasks, "run_task": run}
+        driver = _compile(fn, f"{name or fn.__name__}_k{kind}_{mode}", bound, parallel, driver=True)
+        return Kernel(driver, task_fn, kind, ndim, parts, ints, {})
+
+    return Kernels(
+        kernel(rows, "rows_task", 2, False, 3),
+        kernel(row_pieces, "row_piece_task", 2, True, 4),
+        tuple(
+            kernel(rows, f"short_rows_task{m}", 2, False, 3, f"short_rows{m}")
+            for m in range(2, SHORT_ROW + 1)
+        ),
+        kernel(cols, "col_task", 3, False, 4),
+        kernel(narrow, "narrow_task", 3, True, 5),
+    )
+
+
+_TASKS = {k: _make_tasks(k) for k in (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)}
+KERNELS: dict[tuple[int, bool], Kernels] = {
+    (k, p): _build(k, p, by_address=True) for k in _TASKS for p in (True, False)
+}
+"""The kernels ``argmax`` calls from Python, keyed by (key kind, parallel)."""
+JIT_KERNELS: dict[tuple[int, bool], Kernels] = {
+    (k, p): _build(k, p, by_address=False) for k in _TASKS for p in (True, False)
+}
+"""The kernels for ``argmax`` in compiled code (tasks called directly)."""

@@ -22,6 +22,8 @@ import platform
 import sys
 from dataclasses import dataclass
 
+from ._bench_subproc import STARTUP_LAYOUTS
+
 __all__ = ["main"]
 
 MIB = 1 << 20
@@ -39,6 +41,7 @@ class Settings:
     memory_bytes: int
     cold_runs: int
     warm_runs: int
+    startup_layouts: int
 
     @classmethod
     def from_args(cls, args) -> Settings:
@@ -52,6 +55,7 @@ class Settings:
             memory_bytes=max(MIB, int(16 * size * MIB)),
             cold_runs=1 if args.quick else 2,
             warm_runs=1 if args.quick else 3,
+            startup_layouts=1 if args.quick else len(STARTUP_LAYOUTS),
         )
 
     @property
@@ -158,7 +162,9 @@ def run_sections(args, settings: Settings, argmax) -> tuple[dict, list]:
     runs = {
         "njit": lambda: njit_section(argmax, settings.large_bytes, settings.repeats),
         "memory": lambda: memory_section(settings.memory_bytes),
-        "startup": lambda: startup_section(settings.cold_runs, settings.warm_runs),
+        "startup": lambda: startup_section(
+            settings.cold_runs, settings.warm_runs, settings.startup_layouts
+        ),
         "dask": lambda: dask_section(*settings.dask_shape, settings.repeats),
     }
     for name in SECTIONS:

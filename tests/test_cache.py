@@ -24,7 +24,7 @@ CHECK = textwrap.dedent(
         assert (argmax(x, axis, 0) == want).all(), axis
         assert (argmax(x[:20, :30], axis, 0) == np.argmax(x[:20, :30], axis)).all()
     import argmax_numba._kernels as k
-    print("ok", k.KERNELS[(3, True)][0].stats.cache_path)
+    print("ok", k.KERNELS[(3, True)].rows.driver.stats.cache_path)
     """
 )
 
