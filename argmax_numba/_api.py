@@ -251,8 +251,8 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
         out = np.empty(x.size // n, dtype=np.int64)
         outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
         parallel = _run(kind, view, out, outer, n, inner, last)
-        small = x.size < SERIAL_BELOW and flags.writeable
-        if small and not parallel and type(axis) is int and type(keepdims) is int:
+        plain_args = type(axis) is int and type(keepdims) is int
+        if plain_args and not parallel and x.size < SERIAL_BELOW and flags.writeable:
             _remember(x, axis, keep, last, kind, view, outer, n, inner, out_shape)
         return out.reshape(out_shape)
 
