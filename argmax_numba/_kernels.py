@@ -12,7 +12,8 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 * ``cols(x, out, last, block, where)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
-  registers (``_lanes``), so every byte of the input is read once.
+  registers (``_lanes``; fewer where rows are far apart), so every byte of the input
+  is read once.
 * ``narrow(x, out, last, m, nsplit, where)`` is ``cols`` for a few columns (small ``inner``) and
   many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive rows read as one
   wide row give ``cols`` enough lanes to vectorise, and the rows are split into
@@ -40,7 +41,15 @@ from numba.np.numpy_support import from_dtype
 from ._calls import call_task, task_address
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._keys import key, key_vector, narrow_index, narrow_span
-from ._lanes import FOLD_ROWS, lane_argmax, lane_count, lane_rows_update, lane_span
+from ._lanes import (
+    FAR_FOLD_ROWS,
+    FAR_ROW_BYTES,
+    FOLD_ROWS,
+    lane_argmax,
+    lane_count,
+    lane_rows_update,
+    lane_span,
+)
 
 __all__ = ["JIT_KERNELS", "KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
@@ -149,12 +158,13 @@ def _make_tasks(kind: int):
             hit[j] = -1
             at[j] = 0
         first = (o * n) * inner + j0  # flat index of x[o, 0, j0]
+        fold = FOLD_ROWS if inner * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
         for k0 in range(1, n, span):
             k1 = min(k0 + span, n)
-            # FOLD_ROWS rows at a time are folded into the running maxima, which stay
-            # in registers meanwhile ...
-            for k in range(k0, k1, FOLD_ROWS):
-                row_k, rows, number = first + k * inner, min(FOLD_ROWS, k1 - k), k - k0
+            # ``fold`` rows at a time are folded into the running maxima, which stay in
+            # registers meanwhile ...
+            for k in range(k0, k1, fold):
+                row_k, rows, number = first + k * inner, min(fold, k1 - k), k - k0
                 if last:
                     lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 1)
                 else:

@@ -4,8 +4,9 @@ Along the last axis a row is searched in chunks of one vector (8 to 64 lanes, by
 width), the last chunk masked; split rows start pieces at any offset; and a row longer
 than one search call (whose chunk numbers are kept as wide as the elements) is searched
 in several calls whose results are merged. Along other axes, vectors of columns fold
-eight rows at a time into running maxima, the columns after the last whole vector one
-by one, and row numbers restart every stretch of rows that the elements' width holds.
+eight rows at a time into running maxima (four, for rows far apart in memory), the
+columns after the last whole vector one by one, and row numbers restart every stretch
+of rows that the elements' width holds.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from conftest import DTYPES, onnx_argmax, random_tensor
 
 import argmax_numba._api as api
 from argmax_numba import argmax
+from argmax_numba._lanes import FAR_FOLD_ROWS, FAR_ROW_BYTES, FOLD_ROWS
 
 # Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
 # 64 elements per 64-byte vector) and beyond.
@@ -88,12 +90,36 @@ def test_columns(dtype, path, monkeypatch):
                 )
 
 
-@pytest.mark.parametrize("dtype", [np.dtype(t) for t in NARROW], ids=str)
-def test_columns_longer_than_one_stretch(dtype):
+@pytest.mark.parametrize("path", ["serial", "parallel"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_far_apart(dtype, path, monkeypatch):
+    # Rows at least FAR_ROW_BYTES apart are folded FAR_FOLD_ROWS at a time: groups of
+    # that size, fewer rows, and blocks that end inside a vector.
+    monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62 if path == "serial" else 0)
+    monkeypatch.setattr(api, "COL_BLOCK", 2048 if path == "serial" else 72)
+    inner = FAR_ROW_BYTES // dtype.itemsize + 3
+    rng = np.random.default_rng(11)
+    for n in (2, FAR_FOLD_ROWS, FAR_FOLD_ROWS + 1, 3 * FAR_FOLD_ROWS + 2, FOLD_ROWS + 1):
+        for special in (0.0, 0.3):
+            x = random_tensor(dtype, (n, inner), rng, special=special)
+            for last in (0, 1):
+                np.testing.assert_array_equal(
+                    argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last), err_msg=f"{n} rows"
+                )
+
+
+STRETCH_CASES = [(np.dtype(t), 300) for t in NARROW] + [
+    (np.dtype(t), FAR_ROW_BYTES + 64) for t in NARROW if np.dtype(t).itemsize == 1
+]
+
+
+@pytest.mark.parametrize(("dtype", "row_bytes"), STRETCH_CASES, ids=str)
+def test_columns_longer_than_one_stretch(dtype, row_bytes):
     # Row numbers are kept as wide as the elements: 127 rows per stretch for 8-bit
-    # types, 32,767 for 16-bit ones.
+    # types, 32,767 for 16-bit ones. Rows of 300 bytes are wide enough for the column
+    # kernel, not the narrow one; rows FAR_ROW_BYTES apart are folded fewer at a time.
     span = np.iinfo(np.dtype(f"i{dtype.itemsize}")).max
-    inner = 300 // dtype.itemsize  # wide enough for the column kernel, not the narrow one
+    inner = row_bytes // dtype.itemsize
     rng = np.random.default_rng(10)
     x = rng.integers(0, 4, size=(span + 40, inner)).astype(dtype)
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
