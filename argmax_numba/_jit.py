@@ -4,49 +4,85 @@ An ``@overload`` of the Python ``argmax`` picks, at typing time, the kernels for
 argument's dtype and the output rank. ``keepdims`` decides the output's rank, so it
 must be a compile-time constant; ``axis`` and ``select_last_index`` may vary at run
 time. The input is made C-contiguous (a copy only if it is not), so a Fortran-ordered
-or strided argument costs one copy here, unlike from Python.
+or strided argument costs one copy here, unlike from Python. Nothing here holds an
+address of the running process, so users' functions can be cached on disk.
 """
 
 from __future__ import annotations
 
-import numba
+import platform
+import sys
+
 import numpy as np
+from llvmlite import ir
 from numba import types
-from numba.core import errors
-from numba.extending import overload
+from numba.core import cgutils, errors
+from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
+from numba.np.ufunc.parallel import _launch_threads
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ._api import COLS, ROWS, SERIAL_BELOW, SHORT, argmax, plan
 from ._dtypes import kernel_view
-from ._kernels import JIT_KERNELS, SHORT_ROW
+from ._kernels import JIT_KERNELS
 
 __all__: list[str] = []
 
+# Outputs of at least this many bytes are backed by huge pages where Linux offers them
+# (as numpy does for its own arrays from 4 MiB): numba allocates without that advice, and
+# first touching 32 MiB of small pages took 8.6 ms here, against 1.1 ms with the advice.
+HUGE_PAGE_BYTES = 1 << 22
+_MADV_HUGEPAGE = 14
+_ADVISE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "aarch64")
 
-def _short_rows(kind, parallel, length, x, out, last):
-    """Run the ``short_rows`` driver for rows of ``x.shape[1]`` elements, which is in
-    ``[length, SHORT_ROW]`` (``kind``, ``parallel`` and ``length`` are constants)."""
-    raise NotImplementedError("only callable from compiled code")
+
+@intrinsic
+def _thread_count(typingctx):
+    """``numba.get_num_threads()``, called by the threading runtime's symbol name: numba's
+    own version calls through a pointer held in Python, and code holding one cannot be
+    cached on disk (users' functions that call ``argmax`` could not be)."""
+    _launch_threads()  # the runtime, and its symbols
+
+    def codegen(context, builder, sig, args):
+        # Code that calls the runtime must start it when it is loaded from the disk cache.
+        # numba arranges that for code with parallel loops and the code that links it
+        # in, except where the linked code itself came from the cache (its record of the
+        # need is not kept), as the drivers may have.
+        context.active_code_library._reload_init.add(_launch_threads)
+        fnty = ir.FunctionType(ir.IntType(32), [])
+        runtime = cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads")
+        return builder.sext(builder.call(runtime, []), ir.IntType(64))
+
+    return types.int64(), codegen
 
 
-@overload(_short_rows, prefer_literal=True)
-def _short_rows_overload(kind, parallel, length, x, out, last):
-    # One driver per length: this length's, else the next length's, and so on.
-    m = length.literal_value
-    kernels = JIT_KERNELS[(kind.literal_value, bool(parallel.literal_value))]
-    driver = kernels.short_rows[m - 2].driver
-    if m == SHORT_ROW:
-        return lambda kind, parallel, length, x, out, last: driver(x, out, last, 0)
-    following = m + 1
+@intrinsic
+def _advise_huge_pages(typingctx, array):
+    """``madvise(MADV_HUGEPAGE)`` on the whole pages of a large ``array``'s buffer."""
 
-    def impl(kind, parallel, length, x, out, last):
-        if x.shape[1] == m:
-            driver(x, out, last, 0)
-        else:
-            _short_rows(kind, parallel, following, x, out, last)
+    def codegen(context, builder, sig, args):
+        if not _ADVISE:
+            return context.get_dummy_value()
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        i64, i32, i8p = ir.IntType(64), ir.IntType(32), ir.IntType(8).as_pointer()
+        madvise = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(i32, [i8p, i64, i32]), "madvise"
+        )
 
-    return impl
+        def const(value):
+            return ir.Constant(i64, value)
+
+        start = builder.ptrtoint(a.data, i64)
+        end = builder.add(start, builder.mul(a.nitems, a.itemsize))
+        first = builder.and_(builder.add(start, const(4095)), const(-4096))  # whole pages
+        stop = builder.and_(end, const(-4096))
+        large = builder.icmp_unsigned(">=", builder.sub(end, start), const(HUGE_PAGE_BYTES))
+        with builder.if_then(builder.and_(large, builder.icmp_unsigned(">", stop, first))):
+            advice = ir.Constant(i32, _MADV_HUGEPAGE)
+            builder.call(madvise, [builder.inttoptr(first, i8p), builder.sub(stop, first), advice])
+        return context.get_dummy_value()
+
+    return types.none(array), codegen
 
 
 def _literal_flag(value, name: str, *, required: bool) -> int | None:
@@ -95,6 +131,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     rows_par, pieces_par = par.rows.driver, par.row_pieces.driver
     cols_par, narrow_par = par.cols.driver, par.narrow.driver
     rows_ser, cols_ser, narrow_ser = ser.rows.driver, ser.cols.driver, ser.narrow.driver
+    short_par, short_ser = par.short_rows[0].driver, ser.short_rows[0].driver  # all lengths
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -113,11 +150,12 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         if n == 0:
             raise ValueError("argmax: the reduced axis is empty")
         last = 1 if select_last_index else 0
-        out = np.zeros(outer * inner, np.int64)
+        out = np.empty(outer * inner, np.int64)  # every element is written below
+        _advise_huge_pages(out)
         if outer * inner > 0:
             view = np.ascontiguousarray(data).view(view_type)
             parallel = view.size >= SERIAL_BELOW
-            threads = numba.get_num_threads() if parallel else 1
+            threads = _thread_count() if parallel else 1
             which, p1, p2 = plan(outer, n, inner, itemsize, threads)
             x3 = view.reshape((outer, n, inner))
             o2 = out.reshape((outer, inner))
@@ -129,12 +167,12 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                     rows_par(x2, out, last, 0)
                 else:
                     rows_ser(x2, out, last, 0)
-            elif which == SHORT:  # one driver per row length, from 2 up
+            elif which == SHORT:
                 x2 = view.reshape((outer, n))
                 if parallel:
-                    _short_rows(kind, True, 2, x2, out, last)
+                    short_par(x2, out, last, 0)
                 else:
-                    _short_rows(kind, False, 2, x2, out, last)
+                    short_ser(x2, out, last, 0)
             elif which == COLS:
                 if parallel:
                     cols_par(x3, o2, last, p1, 0)

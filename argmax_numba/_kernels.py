@@ -131,6 +131,27 @@ def _make_tasks(kind: int):
         lo, hi = t * per, min((t + 1) * per, x.shape[0])
         fixed(x, out, lo, hi, ROW_LENGTH, last)
 
+    def short_any_task(x, out, t, per, last):
+        # Every short length in one task, for compiled callers: their code then links one
+        # driver for short rows rather than one per length (each linked driver is
+        # optimised again in their code: 5 s of a first call).
+        lo, hi = t * per, min((t + 1) * per, x.shape[0])
+        n = x.shape[1]
+        if n == 2:
+            fixed(x, out, lo, hi, 2, last)
+        elif n == 3:
+            fixed(x, out, lo, hi, 3, last)
+        elif n == 4:
+            fixed(x, out, lo, hi, 4, last)
+        elif n == 5:
+            fixed(x, out, lo, hi, 5, last)
+        elif n == 6:
+            fixed(x, out, lo, hi, 6, last)
+        elif n == 7:
+            fixed(x, out, lo, hi, 7, last)
+        else:
+            fixed(x, out, lo, hi, SHORT_ROW, last)
+
     def row_piece_task(x, part_key, part_at, t, nchunks, chunk, last):
         o = t // nchunks
         start = (t - o * nchunks) * chunk
@@ -241,7 +262,7 @@ def _make_tasks(kind: int):
     fixed = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
     # Tasks that call other tasks reach them as globals bound here.
     bound = {"search": tasks["row_search"], "fixed": fixed, "lane_task": tasks["col_task"]}
-    for fn in (rows_task, row_piece_task, narrow_task):
+    for fn in (rows_task, short_any_task, row_piece_task, narrow_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", bound)
     for m in range(2, SHORT_ROW + 1):
         length = {"fixed": fixed, "ROW_LENGTH": m}
@@ -356,7 +377,8 @@ class Kernels(NamedTuple):
 
     rows: Kernel
     row_pieces: Kernel
-    short_rows: tuple[Kernel, ...]  # for rows of 2, 3, ..., SHORT_ROW elements
+    # For rows of 2, 3, ..., SHORT_ROW elements; in JIT_KERNELS one for all of them.
+    short_rows: tuple[Kernel, ...]
     cols: Kernel
     narrow: Kernel
 
@@ -382,7 +404,9 @@ def _build(kind: int, parallel: bool, by_address: bool) -> Kernels:
         tuple(
             kernel(rows, f"short_rows_task{m}", 2, False, 3, f"short_rows{m}")
             for m in range(2, SHORT_ROW + 1)
-        ),
+        )
+        if by_address
+        else (kernel(rows, "short_any_task", 2, False, 3, "short_rows"),),
         kernel(cols, "col_task", 3, False, 4),
         kernel(narrow, "narrow_task", 3, True, 5),
     )

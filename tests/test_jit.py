@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import FLOATS, INTS, onnx_argmax, random_tensor
@@ -9,6 +14,8 @@ from numba import njit
 from numba.core.errors import TypingError
 
 from argmax_numba import argmax
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @njit
@@ -96,3 +103,63 @@ def test_bad_axis_raises_at_run_time():
 def test_empty_reduced_axis_raises():
     with pytest.raises(ValueError, match="reduced axis is empty"):
         keep_first(np.ones((0, 3)), 0)
+
+
+USER_MODULE = """
+import numpy as np
+from numba import njit
+
+from argmax_numba import argmax
+
+
+@njit(cache=True)
+def predict(x):
+    return argmax(x, 1, 0)
+"""
+
+USER_RUN = """
+import sys, warnings
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+with warnings.catch_warnings():
+    warnings.simplefilter("error")  # numba's "Cannot cache compiled function" included
+    import user_module
+    x = np.random.default_rng(0).standard_normal((300, 200)).astype(np.float32)
+    assert (user_module.predict(x) == np.argmax(x, 1)).all()
+print(sum(user_module.predict.stats.cache_hits.values()))
+"""
+
+
+@pytest.mark.slow
+def test_user_function_is_cached_on_disk(tmp_path):
+    # A user's @njit(cache=True) function that calls argmax is written to the disk cache
+    # and loaded from it by the next process (numba refuses to cache code that holds
+    # addresses of the running process). Its second compile links this package's
+    # drivers as loaded from their cache, whose need to start the threading runtime on
+    # loading numba does not keep: the third process must start it all the same.
+    (tmp_path / "user_module.py").write_text(USER_MODULE)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    hits = []
+    for attempt in range(3):
+        if attempt == 1:
+            shutil.rmtree(tmp_path / "__pycache__")
+        run = subprocess.run(
+            [sys.executable, "-c", USER_RUN, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        hits.append(int(run.stdout.split()[-1]))
+    assert hits == [0, 0, 1]
+
+
+def test_large_output_in_compiled_code():
+    # Outputs from 4 MiB on get huge pages in compiled code, as numpy's own do.
+    @njit
+    def rows(x):
+        return argmax(x, 1, 0)
+
+    x = np.random.default_rng(5).standard_normal((1 << 20, 3)).astype(np.float32)
+    np.testing.assert_array_equal(rows(x), np.argmax(x, 1))
