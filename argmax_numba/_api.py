@@ -133,12 +133,13 @@ def _choose(kind: int, view: np.ndarray, outer: int, n: int, inner: int, paralle
 
 def _run(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
-) -> bool:
+) -> tuple | None:
     """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
-    the flat int64 ``out`` of ``outer * inner`` elements. Returns whether it ran the
-    parallel kernels."""
+    the flat int64 ``out`` of ``outer * inner`` elements. Returns what ``_choose`` chose
+    where that was a serial kernel (a plan to remember), else None."""
     parallel = outer * n * inner >= SERIAL_BELOW and _threading.parallel_allowed()
-    fn, in_shape, out_shape, extra = _choose(kind, view, outer, n, inner, parallel)
+    chosen = _choose(kind, view, outer, n, inner, parallel)
+    fn, in_shape, out_shape, extra = chosen
     args = (view.reshape(in_shape), out.reshape(out_shape), last, *extra)
     lock = _threading.layer_lock() if parallel else None
     if lock is None:
@@ -146,14 +147,15 @@ def _run(
     else:
         with lock:
             fn(*args)
-    return parallel
+    return None if parallel else chosen
 
 
-def _remember(x, axis, keep, last, kind, view, outer, n, inner, result_shape) -> None:
-    """Keep the plan of a serial call for later calls of the same kind."""
+def _remember(x, axis, keep, last, view, chosen, result_shape) -> None:
+    """Keep the plan of a serial call (``chosen`` by ``_choose``) for later calls of the
+    same kind."""
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
-    fn, in_shape, out_shape, extra = _choose(kind, view, outer, n, inner, False)
+    fn, in_shape, out_shape, extra = chosen
     view_dtype = None if view.dtype is x.dtype else view.dtype
     # The compiled function behind the driver for exactly these argument types: calling
     # it skips numba's dispatch on types (about 0.1 us), which the checks before a plan
@@ -249,11 +251,10 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case: no copies
         view = x if view_dtype is dtype else x.view(view_dtype)
         out = np.empty(x.size // n, dtype=np.int64)
-        outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
-        parallel = _run(kind, view, out, outer, n, inner, last)
+        serial_plan = _run(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
         plain_args = type(axis) is int and type(keepdims) is int
-        if plain_args and not parallel and x.size < SERIAL_BELOW and flags.writeable:
-            _remember(x, axis, keep, last, kind, view, outer, n, inner, out_shape)
+        if plain_args and serial_plan and x.size < SERIAL_BELOW and flags.writeable:
+            _remember(x, axis, keep, last, view, serial_plan, out_shape)
         return out.reshape(out_shape)
 
     x = _native(x)

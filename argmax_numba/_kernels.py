@@ -31,6 +31,7 @@ The drivers in ``JIT_KERNELS``, for compiled callers, do call their tasks by nam
 
 from __future__ import annotations
 
+import functools
 from types import FunctionType
 from typing import Any, NamedTuple
 
@@ -341,6 +342,13 @@ def direct(where, args):
     task(*args)
 
 
+@functools.cache
+def _direct(kind: int, task_name: str):
+    """``direct`` bound to one task (one per task, for the serial and parallel drivers)."""
+    bound = {"task": _TASKS[kind][task_name]}
+    return _compile(direct, f"direct_{task_name}_k{kind}", bound, inline="always")
+
+
 class Kernel(NamedTuple):
     """A driver, ``driver(x, out, last, *extra, where)``, and the task it runs."""
 
@@ -389,11 +397,7 @@ def _build(kind: int, parallel: bool, by_address: bool) -> Kernels:
 
     def kernel(fn, task_name: str, ndim: int, parts: bool, ints: int, name="") -> Kernel:
         task_fn = tasks[task_name]
-        if by_address:
-            run = call_task
-        else:
-            bound = {"task": task_fn}
-            run = _compile(direct, f"direct_{task_name}_k{kind}", bound, inline="always")
+        run = call_task if by_address else _direct(kind, task_name)
         bound = {**tasks, "run_task": run}
         driver = _compile(fn, f"{name or fn.__name__}_k{kind}_{mode}", bound, parallel, driver=True)
         return Kernel(driver, task_fn, kind, ndim, parts, ints, {})
