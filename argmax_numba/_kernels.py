@@ -169,8 +169,8 @@ def _make_tasks(kind: int):
         wv = w // lane_count(x) * lane_count(x)  # columns searched with whole vectors
         best = key_vector(w, x, kind)
         # Row numbers within a stretch of ``span`` rows fit the key's own width, so the
-        # index update runs on vectors as wide as the data's.
-        span = narrow_span(x)
+        # index update runs on vectors as wide as the data's; whole groups of rows.
+        span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(w, x)
         itype = hit.dtype.type
         at = out[o, j0 : j0 + w]
@@ -201,10 +201,13 @@ def _make_tasks(kind: int):
                         best[j], hit[j] = _take_last(best[j], hit[j], v, r)
                     else:
                         best[j], hit[j] = _take_first(best[j], hit[j], v, r)
+            # The stretch's row numbers into ``at`` (a select, not a branch: the loop is
+            # vectorised; for 8-bit data, 120-row stretches, that took 1.96 -> 1.70 of
+            # the read bound in cache).
             for j in range(w):
-                if hit[j] >= 0:
-                    at[j] = k0 + hit[j]
-                    hit[j] = -1
+                h = hit[j]
+                at[j] = k0 + h if h >= 0 else at[j]
+                hit[j] = -1
 
     def narrow_task(x, part_key, part_at, t, nsplit, per, m, last):
         # Rows r0..r1 of ``x[o]``, a few columns wide: ``m`` consecutive rows side by side

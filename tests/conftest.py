@@ -92,6 +92,6 @@ def kernel_path(request, monkeypatch):
     else:
         monkeypatch.setattr(api, "SERIAL_BELOW", 0)
         monkeypatch.setattr(api, "MIN_ROW_CHUNK", 3)
-        monkeypatch.setattr(api, "COL_BLOCK", 5)
+        monkeypatch.setattr(api, "COL_BLOCK_BYTES", 40)
         monkeypatch.setattr(api, "LANE_BYTES", 16)
     return request.param

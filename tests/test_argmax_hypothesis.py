@@ -33,13 +33,13 @@ def test_matches_onnx_reference(case):
     x, axis, keep, last, layout, parallel = case
     y = with_layout(x, layout)
     before = y.tobytes()
-    saved = api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK, api.LANE_BYTES
+    saved = api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK_BYTES, api.LANE_BYTES
     if parallel:
-        api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK, api.LANE_BYTES = 0, 2, 3, 16
+        api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK_BYTES, api.LANE_BYTES = 0, 2, 24, 16
     try:
         got = argmax(y, axis, keep, last)
     finally:
-        api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK, api.LANE_BYTES = saved
+        api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK_BYTES, api.LANE_BYTES = saved
     want = onnx_argmax(x, axis, keep, last)
     assert got.dtype == np.int64 and got.shape == want.shape
     np.testing.assert_array_equal(got, want)

@@ -77,9 +77,11 @@ COLUMN_CASES = [
 @pytest.mark.parametrize("path", ["serial", "parallel"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_columns(dtype, path, monkeypatch):
-    # Parallel: blocks of 72 columns, so that blocks end inside a vector too.
+    # Parallel: blocks of 72 bytes (a vector and an eighth), so that blocks end inside a
+    # vector too.
     monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62 if path == "serial" else 0)
-    monkeypatch.setattr(api, "COL_BLOCK", 2048 if path == "serial" else 72)
+    if path == "parallel":
+        monkeypatch.setattr(api, "COL_BLOCK_BYTES", 72)
     rng = np.random.default_rng(9)
     for shape, axis in COLUMN_CASES:
         for special in (0.0, 0.3):
@@ -96,7 +98,8 @@ def test_columns_far_apart(dtype, path, monkeypatch):
     # Rows at least FAR_ROW_BYTES apart are folded FAR_FOLD_ROWS at a time: groups of
     # that size, fewer rows, and blocks that end inside a vector.
     monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62 if path == "serial" else 0)
-    monkeypatch.setattr(api, "COL_BLOCK", 2048 if path == "serial" else 72)
+    if path == "parallel":
+        monkeypatch.setattr(api, "COL_BLOCK_BYTES", 72)
     inner = FAR_ROW_BYTES // dtype.itemsize + 3
     rng = np.random.default_rng(11)
     for n in (2, FAR_FOLD_ROWS, FAR_FOLD_ROWS + 1, 3 * FAR_FOLD_ROWS + 2, FOLD_ROWS + 1):
@@ -115,23 +118,25 @@ STRETCH_CASES = [(np.dtype(t), 300) for t in NARROW] + [
 
 @pytest.mark.parametrize(("dtype", "row_bytes"), STRETCH_CASES, ids=str)
 def test_columns_longer_than_one_stretch(dtype, row_bytes):
-    # Row numbers are kept as wide as the elements: 127 rows per stretch for 8-bit
-    # types, 32,767 for 16-bit ones. Rows of 300 bytes are wide enough for the column
-    # kernel, not the narrow one; rows FAR_ROW_BYTES apart are folded fewer at a time.
-    span = np.iinfo(np.dtype(f"i{dtype.itemsize}")).max
+    # Row numbers are kept as wide as the elements, in stretches of whole groups of
+    # FOLD_ROWS rows: 120 rows per stretch for 8-bit types, 32,760 for 16-bit ones. Rows
+    # of 300 bytes are wide enough for the column kernel, not the narrow one; rows
+    # FAR_ROW_BYTES apart are folded fewer at a time.
+    span = np.iinfo(np.dtype(f"i{dtype.itemsize}")).max // FOLD_ROWS * FOLD_ROWS
     inner = row_bytes // dtype.itemsize
     rng = np.random.default_rng(10)
     x = rng.integers(0, 4, size=(span + 40, inner)).astype(dtype)
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
-    x[span - 1, :3] = top  # rows span - 1 and span: the last of a stretch, the first after
-    x[span, 1:4] = top
+    # Row 0 starts; the first stretch is rows 1 to span, the next starts at span + 1.
+    x[span, :3] = top
+    x[span + 1, 1:4] = top
     x[span + 39, 5] = top
-    for c in range(6, 12):  # rows past the first stretch (rows 1 to span; row 0 starts)
+    for c in range(6, 12):  # rows past the first stretch
         x[span + c - 5, c] = top
     for last in (0, 1):
         got = argmax(x, 0, 0, last)
         want = onnx_argmax(x, 0, 0, last)
         np.testing.assert_array_equal(got, want)
-        both = span if last else span - 1  # columns 1 and 2 hold both rows
-        assert list(got[:6]) == [span - 1, both, both, span, got[4], span + 39]
+        both = span + 1 if last else span  # columns 1 and 2 hold both rows
+        assert list(got[:6]) == [span, both, both, span + 1, got[4], span + 39]
         assert list(got[6:12]) == [span + c - 5 for c in range(6, 12)]
