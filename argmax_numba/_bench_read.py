@@ -1,4 +1,4 @@
-"""The benchmark's yardstick: the time to read a buffer once.
+"""The benchmark's yardsticks: the time to read a buffer once, and to write an output.
 
 ``read_bound(x)`` takes the maximum of ``x``'s bytes viewed as unsigned integers of
 the same width, in one pass. An unsigned max vectorises to a single SIMD instruction
@@ -8,6 +8,11 @@ ArgMax has to read. Each thread streams one contiguous part of the buffer with a
 serial inner loop that numba compiles to vector code. Below ``SERIAL_BELOW_BYTES``
 the serial loop alone is used: waking the thread pool would cost more than reading.
 
+``write_bound(n)`` fills a new int64 array of ``n`` elements, as every ArgMax must
+write its result: for a large array that is mostly the operating system handing out
+and zeroing fresh pages. Where the output is large next to the input (a tall, narrow
+tensor), read plus write is the least an ArgMax can take.
+
 Only the benchmark imports this module.
 """
 
@@ -16,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["SERIAL_BELOW_BYTES", "read_bound", "warm_up"]
+__all__ = ["SERIAL_BELOW_BYTES", "read_bound", "warm_up", "write_bound"]
 
 # Inputs smaller than this are read on the calling thread only.
 SERIAL_BELOW_BYTES = 256 * 1024
@@ -61,6 +66,25 @@ def read_bound(buf: np.ndarray) -> int:
     return _max_parallel(buf, numba.get_num_threads())
 
 
+@numba.njit(parallel=True, nogil=True)
+def _fill_parallel(out, nparts):
+    """Write every element of ``out``, one contiguous part per thread."""
+    n = out.size
+    step = (n + nparts - 1) // nparts
+    for p in numba.prange(nparts):
+        out[p * step : min(n, (p + 1) * step)] = 1
+
+
+def write_bound(n: int) -> np.ndarray:
+    """A new int64 array of ``n`` elements, every one written (in parallel if large)."""
+    out = np.empty(n, dtype=np.int64)
+    if out.nbytes < SERIAL_BELOW_BYTES:
+        out.fill(1)
+    else:
+        _fill_parallel(out, numba.get_num_threads())
+    return out
+
+
 def warm_up() -> None:
     """Compile both kernels for every width once, before anything is timed."""
     for width, dtype in _UNSIGNED.items():
@@ -68,3 +92,4 @@ def warm_up() -> None:
         _max_serial(small)
         big = np.zeros(SERIAL_BELOW_BYTES // width + 1, dtype=dtype)
         _max_parallel(big, numba.get_num_threads())
+    write_bound(SERIAL_BELOW_BYTES // 8 + 1)

@@ -1,6 +1,7 @@
-"""Measuring one table row: ours, numpy, onnxruntime and the read bound on one input.
+"""Measuring one table row: ours, numpy, onnxruntime, the read bound and the write
+bound on one input.
 
-All four are warmed up (compiled, sessions built) before anything is timed, and the
+All of them are warmed up (compiled, sessions built) before anything is timed, and the
 warm-up results are checked against a numpy reference, so that a fast but wrong
 kernel shows up in the row's notes instead of passing silently.
 """
@@ -14,12 +15,14 @@ import numpy as np
 
 from ._bench_cases import Case
 from ._bench_ort import OrtCompetitor
-from ._bench_read import flat_unsigned, read_bound
+from ._bench_read import flat_unsigned, read_bound, write_bound
 from ._bench_timing import calls_per_sample, median, round_robin
 
-__all__ = ["COMPETITORS", "Row", "measure"]
+__all__ = ["COMPETITORS", "RATIOS", "Row", "measure"]
 
-COMPETITORS = ("ours", "numpy", "ort", "read")
+COMPETITORS = ("ours", "numpy", "ort", "read", "write")
+# The ratios a row reports: ours / each of these (read+write: the sum of both bounds).
+RATIOS = ("numpy", "ort", "read", "read+write")
 
 
 @dataclass
@@ -33,11 +36,12 @@ class Row:
     notes: list[str] = field(default_factory=list)
 
     def ratio(self, other: str) -> float | None:
-        """ours / ``other``, or None where either time is missing."""
-        ours, theirs = self.times.get("ours"), self.times.get(other)
-        if ours is None or theirs is None or theirs <= 0:
+        """ours / ``other`` (one of ``RATIOS``), or None where a time is missing."""
+        parts = [self.times.get(name) for name in other.split("+")]
+        ours = self.times.get("ours")
+        if ours is None or any(t is None for t in parts) or sum(parts) <= 0:
             return None
-        return ours / theirs
+        return ours / sum(parts)
 
     def as_dict(self) -> dict:
         """Raw numbers for ``--json``."""
@@ -52,7 +56,7 @@ class Row:
             "seconds_per_call": self.times,
             "samples": self.samples,
             "calls_per_sample": self.calls,
-            "ratios": {f"ours/{o}": self.ratio(o) for o in COMPETITORS[1:]},
+            "ratios": {f"ours/{o}": self.ratio(o) for o in RATIOS},
             "notes": self.notes,
         }
 
@@ -66,14 +70,16 @@ def _reference(x: np.ndarray, axis: int, last: int) -> np.ndarray:
 
 
 def _competitors(case: Case, x: np.ndarray, argmax, row: Row) -> dict[str, Callable]:
-    """The four zero-argument calls of this case (missing ones noted in ``row``)."""
+    """The zero-argument calls of this case (missing ones noted in ``row``)."""
     axis, last = case.axis, case.last
     buf = flat_unsigned(x)
+    nout = x.size // x.shape[axis]
     fns = {
         "ours": (lambda: argmax(x, axis, 1, last)) if argmax is not None else None,
         "numpy": lambda: np.argmax(x, axis=axis, keepdims=True),
         "ort": None,
         "read": lambda: read_bound(buf),
+        "write": lambda: write_bound(nout),
     }
     if argmax is None:
         row.notes.append("ours not importable")

@@ -3,10 +3,12 @@
 Every row times, interleaved round-robin over the repeats so that machine noise hits
 all alike, and reports the medians of: ours (``argmax_numba.argmax``), ``numpy.argmax``
 on the same axis with ``keepdims=True``, onnxruntime's ArgMax-13 on its CPU provider
-(one intra-op thread per core, spinning off), and a read bound (one parallel pass
-over the same bytes), with the ratios of ours to each. Then optional sections: calls
-from ``@njit`` code, peak memory, start-up time, and dask. A summary lists what misses
-its target. ``--quick`` is a short run on smaller inputs; ``--help`` lists the rest.
+(one intra-op thread per core, spinning off), a read bound (one parallel pass over
+the same bytes) and a write bound (filling a new int64 array of the output's size),
+with the ratios of ours to each of the first three and to read plus write. Then
+optional sections: calls from ``@njit`` code, peak memory, start-up time, and dask. A
+summary lists what misses its target. ``--quick`` is a short run on smaller inputs;
+``--help`` lists the rest.
 
 Only ``python -m argmax_numba.bench`` imports this module; ``import argmax_numba``
 does not, so the benchmark's helpers, onnxruntime and matplotlib stay unloaded.
@@ -189,7 +191,10 @@ def main(argv=None) -> int:
     warm_up()
     meta = _meta(settings)
     print("argmax_numba benchmark: " + ", ".join(f"{k} {v}" for k, v in meta.items()))
-    print("times are medians per call; ratios are ours / other (lower is better)\n")
+    print(
+        "times are medians per call; ratios are ours / other (lower is better); read: one "
+        "pass over the input's bytes; write: filling a new int64 array of the output's size\n"
+    )
     rows = run_table(args, settings, argmax)
     sections, checks = run_sections(args, settings, argmax)
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from argmax_numba import bench
-from argmax_numba._bench_read import flat_unsigned, read_bound
+from argmax_numba._bench_read import flat_unsigned, read_bound, write_bound
 
 TINY = ["--quick", "--size-mib", "0.0625", "--repeats", "2"]
 
@@ -50,6 +50,8 @@ def test_quick_table_has_finite_ratios(tmp_path, capsys):
     for r in rows:
         assert _finite(r["ratios"]["ours/numpy"]), r
         assert _finite(r["ratios"]["ours/read"]), r
+        both = r["seconds_per_call"]["read"] + r["seconds_per_call"]["write"]
+        assert r["ratios"]["ours/read+write"] == pytest.approx(r["seconds_per_call"]["ours"] / both)
         assert not any("MISMATCH" in n or "failed" in n for n in r["notes"]), r
         ort = r["ratios"]["ours/ort"]
         assert _finite(ort) or any("ort" in n for n in r["notes"]), r
@@ -110,6 +112,13 @@ def test_read_bound_is_max_of_unsigned_bytes(dtype, size):
     buf = flat_unsigned(x)
     assert buf.nbytes == x.nbytes and np.shares_memory(buf, x)
     assert read_bound(buf) == buf.max()
+
+
+@pytest.mark.parametrize("size", [5, 1 << 18])
+def test_write_bound_writes_a_new_output(size):
+    a, b = write_bound(size), write_bound(size)
+    assert a.dtype == np.int64 and a.shape == (size,) and not np.shares_memory(a, b)
+    np.testing.assert_array_equal(a, np.ones(size, np.int64))
 
 
 def test_import_does_not_load_the_benchmark():
