@@ -16,7 +16,7 @@ from numba import types
 from numba.core import errors
 from numba.extending import intrinsic
 
-__all__ = ["call_task", "task_address"]
+__all__ = ["call_task", "native_call", "task_address"]
 
 
 @intrinsic
@@ -31,17 +31,21 @@ def call_task(typingctx, where, args):
     arg_types = tuple(args)
 
     def codegen(context, builder, sig, llargs):
-        fnty = context.call_conv.get_function_type(types.none, arg_types)
-        function = builder.inttoptr(llargs[0], fnty.as_pointer())
         values = [builder.extract_value(llargs[1], i) for i in range(len(arg_types))]
-        status, _ = context.call_conv.call_function(
-            builder, function, types.none, arg_types, values
-        )
-        with builder.if_then(status.is_error, likely=False):
-            context.call_conv.return_status_propagate(builder, status)
+        native_call(context, builder, llargs[0], arg_types, values)
         return context.get_dummy_value()
 
     return types.none(where, args), codegen
+
+
+def native_call(context, builder, address, arg_types: tuple, values: list) -> None:
+    """Emit a call of the numba function at ``address`` (an LLVM i64) that takes
+    ``arg_types`` and returns nothing; an exception it raises is passed on."""
+    fnty = context.call_conv.get_function_type(types.none, arg_types)
+    function = builder.inttoptr(address, fnty.as_pointer())
+    status, _ = context.call_conv.call_function(builder, function, types.none, arg_types, values)
+    with builder.if_then(status.is_error, likely=False):
+        context.call_conv.return_status_propagate(builder, status)
 
 
 def task_address(task, arg_types: tuple) -> int:

@@ -24,7 +24,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ._api import COLS, ROWS, SERIAL_BELOW, SHORT, argmax, plan
 from ._dtypes import kernel_view
-from ._kernels import JIT_KERNELS
+from ._task_table import KERNEL_NAMES, run_kernel
 
 __all__: list[str] = []
 
@@ -125,13 +125,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
-    # The drivers that call their tasks directly: an address would not survive the
-    # on-disk cache of the caller (``where``, their last argument, is unused).
-    par, ser = JIT_KERNELS[(kind, True)], JIT_KERNELS[(kind, False)]
-    rows_par, pieces_par = par.rows.driver, par.row_pieces.driver
-    cols_par, narrow_par = par.cols.driver, par.narrow.driver
-    rows_ser, cols_ser, narrow_ser = ser.rows.driver, ser.cols.driver, ser.narrow.driver
-    short_par, short_ser = par.short_rows[0].driver, ser.short_rows[0].driver  # all lengths
+    # Drivers and tasks are called through their addresses (see ``_task_table``).
+    rows_k, pieces_k, short_k, cols_k, narrow_k = range(len(KERNEL_NAMES))
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -149,7 +144,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         n = shape[ax]
         if n == 0:
             raise ValueError("argmax: the reduced axis is empty")
-        last = 1 if select_last_index else 0
+        last = np.int64(1 if select_last_index else 0)
         out = np.empty(outer * inner, np.int64)  # every element is written below
         _advise_huge_pages(out)
         if outer * inner > 0:
@@ -157,31 +152,32 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             parallel = view.size >= SERIAL_BELOW
             threads = _thread_count() if parallel else 1
             which, p1, p2 = plan(outer, n, inner, itemsize, threads)
-            x3 = view.reshape((outer, n, inner))
-            o2 = out.reshape((outer, inner))
-            if which == ROWS:
-                x2 = view.reshape((outer, n))
-                if parallel and p1 > 1:
-                    pieces_par(x2, out, last, p1, 0)
+            if which == ROWS and parallel and p1 > 1:
+                run_kernel((view.reshape((outer, n)), out, last, np.int64(p1)), pieces_k, kind, 1)
+            elif which == ROWS or which == SHORT:
+                args = (view.reshape((outer, n)), out, last)
+                if which == ROWS and parallel:
+                    run_kernel(args, rows_k, kind, 1)
+                elif which == ROWS:
+                    run_kernel(args, rows_k, kind, 0)
                 elif parallel:
-                    rows_par(x2, out, last, 0)
+                    run_kernel(args, short_k, kind, 1)
                 else:
-                    rows_ser(x2, out, last, 0)
-            elif which == SHORT:
-                x2 = view.reshape((outer, n))
-                if parallel:
-                    short_par(x2, out, last, 0)
-                else:
-                    short_ser(x2, out, last, 0)
-            elif which == COLS:
-                if parallel:
-                    cols_par(x3, o2, last, p1, 0)
-                else:
-                    cols_ser(x3, o2, last, p1, 0)
-            elif parallel:
-                narrow_par(x3, o2, last, p1, p2, 0)
+                    run_kernel(args, short_k, kind, 0)
             else:
-                narrow_ser(x3, o2, last, p1, p2, 0)
+                x3, o2 = view.reshape((outer, n, inner)), out.reshape((outer, inner))
+                if which == COLS:
+                    args = (x3, o2, last, np.int64(p1))
+                    if parallel:
+                        run_kernel(args, cols_k, kind, 1)
+                    else:
+                        run_kernel(args, cols_k, kind, 0)
+                else:
+                    args3 = (x3, o2, last, np.int64(p1), np.int64(p2))
+                    if parallel:
+                        run_kernel(args3, narrow_k, kind, 1)
+                    else:
+                        run_kernel(args3, narrow_k, kind, 0)
         dims = np.empty(out_ndim, np.int64)
         j = 0
         for i in range(ndim):

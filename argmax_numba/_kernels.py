@@ -24,14 +24,12 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 The work of one task is a serial function, compiled once per dtype; a driver runs the
 tasks, with ``prange`` for large inputs or a plain loop for small ones (and in processes
 where the parallel runtime cannot be used). ``where`` is the address of the compiled
-task for the drivers in ``KERNELS``, which ``argmax`` calls from Python: a driver that
-called its task by name would carry and re-optimise its own copy of it (``_calls``).
-The drivers in ``JIT_KERNELS``, for compiled callers, do call their tasks by name.
+task: a driver that called its task by name would carry and re-optimise its own copy
+of it, and so would every user's function that calls ``argmax`` (``_calls``).
 """
 
 from __future__ import annotations
 
-import functools
 from types import FunctionType
 from typing import Any, NamedTuple
 
@@ -52,7 +50,7 @@ from ._lanes import (
     lane_span,
 )
 
-__all__ = ["JIT_KERNELS", "KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
+__all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
 # Whole rows of about this many elements in all make one task of ``rows``.
 ROW_TASK_ELEMENTS = 1 << 16
@@ -263,13 +261,15 @@ def _make_tasks(kind: int):
     tasks = {}
     for fn in (row_search, row_parts, merge_parts, col_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
-    fixed = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
-    # Tasks that call other tasks reach them as globals bound here.
-    bound = {"search": tasks["row_search"], "fixed": fixed, "lane_task": tasks["col_task"]}
+    # Tasks that call other tasks reach them as globals bound here. (No local variable of
+    # this function may share a global's name: the tasks would hold it as a closure
+    # cell, which numba's cache key pickles, and they would never be found in the cache.)
+    fixed_fn = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
+    bound = {"search": tasks["row_search"], "fixed": fixed_fn, "lane_task": tasks["col_task"]}
     for fn in (rows_task, short_any_task, row_piece_task, narrow_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", bound)
     for m in range(2, SHORT_ROW + 1):
-        length = {"fixed": fixed, "ROW_LENGTH": m}
+        length = {"fixed": fixed_fn, "ROW_LENGTH": m}
         tasks[f"short_rows_task{m}"] = _compile(
             short_rows_task, f"short_rows{m}_task_k{kind}", length
         )
@@ -295,12 +295,10 @@ def _compile(
 
 # --- drivers: run the tasks serially or in parallel --------------------------------------
 
-# Every driver runs one task per step of its loop as ``run_task(where, args)``, bound by
-# ``_build`` either to ``call_task`` (``where`` is the task's address) or to ``direct``,
-# a call of the task by name (``where`` unused). The other names are bound to one key
-# kind's compiled tasks.
-run_task = row_parts = merge_parts = None
-search = fixed = lane_task = task = ROW_LENGTH = None
+# Every driver runs one task per step of its loop as ``call_task(where, args)``: ``where``
+# is the task's address. The other names are bound to one key kind's compiled tasks.
+row_parts = merge_parts = None
+search = fixed = lane_task = ROW_LENGTH = None
 
 
 def rows(x, out, last, where):
@@ -309,7 +307,7 @@ def rows(x, out, last, where):
     # ``np.int64(t)``: a task is called with the types ``Kernel.task_types`` names, and
     # prange counts unsigned.
     for t in prange((outer + per - 1) // per):
-        run_task(where, (x, out, np.int64(t), per, last))
+        call_task(where, (x, out, np.int64(t), per, last))
 
 
 def row_pieces(x, out, last, nchunks, where):
@@ -318,7 +316,7 @@ def row_pieces(x, out, last, nchunks, where):
     nchunks = (n + chunk - 1) // chunk
     part_key, part_at = row_parts(x, outer * nchunks)
     for t in prange(outer * nchunks):
-        run_task(where, (x, part_key, part_at, np.int64(t), nchunks, chunk, last))
+        call_task(where, (x, part_key, part_at, np.int64(t), nchunks, chunk, last))
     merge_parts(out.reshape((outer, 1)), part_key, part_at, nchunks, last)
 
 
@@ -326,7 +324,7 @@ def cols(x, out, last, block, where):
     outer, inner = x.shape[0], x.shape[2]
     nblocks = (inner + block - 1) // block
     for t in prange(outer * nblocks):
-        run_task(where, (x, out, np.int64(t), nblocks, block, last))
+        call_task(where, (x, out, np.int64(t), nblocks, block, last))
 
 
 def narrow(x, out, last, m, nsplit, where):
@@ -337,19 +335,8 @@ def narrow(x, out, last, m, nsplit, where):
     ntasks = outer * nsplit
     part_key, part_at = row_parts(x, ntasks * inner)
     for t in prange(ntasks):
-        run_task(where, (x, part_key, part_at, np.int64(t), nsplit, per, m, last))
+        call_task(where, (x, part_key, part_at, np.int64(t), nsplit, per, m, last))
     merge_parts(out, part_key, part_at, nsplit, last)
-
-
-def direct(where, args):
-    task(*args)
-
-
-@functools.cache
-def _direct(kind: int, task_name: str):
-    """``direct`` bound to one task (one per task, for the serial and parallel drivers)."""
-    bound = {"task": _TASKS[kind][task_name]}
-    return _compile(direct, f"direct_{task_name}_k{kind}", bound, inline="always")
 
 
 class Kernel(NamedTuple):
@@ -361,7 +348,8 @@ class Kernel(NamedTuple):
     ndim: int  # of ``x``: 2 (rows) or 3 (columns); ``out`` has one less
     parts: bool  # whether the task writes per-task candidates (``row_parts``)
     ints: int  # the task's integer arguments, after its arrays
-    addresses: dict  # (dtype, writeable) -> the task's address, once compiled
+    extra: int  # the driver's integer arguments between ``last`` and ``where``
+    addresses: dict  # (dtype, writeable[, "driver"]) -> an address, once compiled
 
     def task_types(self, dtype: np.dtype, writeable: bool) -> tuple:
         """The types the driver calls its task with, for inputs of ``dtype``."""
@@ -374,6 +362,12 @@ class Kernel(NamedTuple):
             arrays = (x_type, types.Array(types.int64, self.ndim - 1, "C"))
         return arrays + (types.int64,) * self.ints
 
+    def driver_types(self, dtype: np.dtype, writeable: bool) -> tuple:
+        """The types of the driver's arguments (as from Python), for inputs of ``dtype``."""
+        x_type = types.Array(from_dtype(dtype), self.ndim, "C", readonly=not writeable)
+        out_type = types.Array(types.int64, self.ndim - 1, "C")
+        return (x_type, out_type) + (types.int64,) * (self.extra + 2)
+
     def address(self, dtype: np.dtype, writeable: bool) -> int:
         """``where`` for inputs of ``dtype``: the address of the task compiled for them."""
         where = self.addresses.get((dtype, writeable))
@@ -382,49 +376,51 @@ class Kernel(NamedTuple):
             self.addresses[(dtype, writeable)] = where
         return where
 
+    def driver_address(self, dtype: np.dtype, writeable: bool) -> int:
+        """The address of the driver compiled for inputs of ``dtype`` (compiled code
+        calls it there, with ``driver_types``)."""
+        where = self.addresses.get((dtype, writeable, "driver"))
+        if where is None:
+            where = task_address(self.driver, self.driver_types(dtype, writeable))
+            self.addresses[(dtype, writeable, "driver")] = where
+        return where
+
 
 class Kernels(NamedTuple):
     """The drivers of one key kind, serial or parallel (compiled on first use)."""
 
     rows: Kernel
     row_pieces: Kernel
-    # For rows of 2, 3, ..., SHORT_ROW elements; in JIT_KERNELS one for all of them.
-    short_rows: tuple[Kernel, ...]
+    short_rows: tuple[Kernel, ...]  # for rows of 2, 3, ..., SHORT_ROW elements
+    short_any: Kernel  # every short length in one task, for compiled callers
     cols: Kernel
     narrow: Kernel
 
 
-def _build(kind: int, parallel: bool, by_address: bool) -> Kernels:
+def _build(kind: int, parallel: bool) -> Kernels:
     tasks = _TASKS[kind]
-    mode = ("par" if parallel else "ser") + ("" if by_address else "_direct")
+    mode = "par" if parallel else "ser"
 
-    def kernel(fn, task_name: str, ndim: int, parts: bool, ints: int, name="") -> Kernel:
-        task_fn = tasks[task_name]
-        run = call_task if by_address else _direct(kind, task_name)
-        bound = {**tasks, "run_task": run}
+    def kernel(fn, task: str, ndim: int, parts: bool, ints: int, extra: int, name="") -> Kernel:
+        bound = {**tasks, "call_task": call_task}
         driver = _compile(fn, f"{name or fn.__name__}_k{kind}_{mode}", bound, parallel, driver=True)
-        return Kernel(driver, task_fn, kind, ndim, parts, ints, {})
+        return Kernel(driver, tasks[task], kind, ndim, parts, ints, extra, {})
 
     return Kernels(
-        kernel(rows, "rows_task", 2, False, 3),
-        kernel(row_pieces, "row_piece_task", 2, True, 4),
+        kernel(rows, "rows_task", 2, False, 3, 0),
+        kernel(row_pieces, "row_piece_task", 2, True, 4, 1),
         tuple(
-            kernel(rows, f"short_rows_task{m}", 2, False, 3, f"short_rows{m}")
+            kernel(rows, f"short_rows_task{m}", 2, False, 3, 0, f"short_rows{m}")
             for m in range(2, SHORT_ROW + 1)
-        )
-        if by_address
-        else (kernel(rows, "short_any_task", 2, False, 3, "short_rows"),),
-        kernel(cols, "col_task", 3, False, 4),
-        kernel(narrow, "narrow_task", 3, True, 5),
+        ),
+        kernel(rows, "short_any_task", 2, False, 3, 0, "short_any"),
+        kernel(cols, "col_task", 3, False, 4, 1),
+        kernel(narrow, "narrow_task", 3, True, 5, 2),
     )
 
 
 _TASKS = {k: _make_tasks(k) for k in (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)}
 KERNELS: dict[tuple[int, bool], Kernels] = {
-    (k, p): _build(k, p, by_address=True) for k in _TASKS for p in (True, False)
+    (k, p): _build(k, p) for k in _TASKS for p in (True, False)
 }
-"""The kernels ``argmax`` calls from Python, keyed by (key kind, parallel)."""
-JIT_KERNELS: dict[tuple[int, bool], Kernels] = {
-    (k, p): _build(k, p, by_address=False) for k in _TASKS for p in (True, False)
-}
-"""The kernels for ``argmax`` in compiled code (tasks called directly)."""
+"""The kernels of ``argmax``, keyed by (key kind, parallel)."""

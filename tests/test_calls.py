@@ -1,7 +1,10 @@
-"""Drivers called from Python reach their task through its address: the types they pass
-must be exactly those the task was compiled for (``Kernel.task_types``)."""
+"""Drivers reach their task through its address, and compiled callers reach drivers and
+tasks through addresses in a table: the types passed must be exactly those the code
+was compiled for (``Kernel.task_types``, ``Kernel.driver_types``)."""
 
 from __future__ import annotations
+
+import itertools
 
 import numba
 import numpy as np
@@ -9,8 +12,10 @@ import pytest
 from conftest import FLOATS
 from numba import types
 
+from argmax_numba import _task_table
 from argmax_numba._dtypes import KINDS
 from argmax_numba._kernels import KERNELS
+from argmax_numba._task_table import run_kernel
 
 
 def _calls_by_address(driver, args) -> list[tuple]:
@@ -46,5 +51,34 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable):
         x = np.zeros(shape, view_dtype)
         x.flags.writeable = writeable
         out = np.empty(shape[:1] + shape[2:], np.int64)
-        calls = _calls_by_address(kernel.driver, (x, out, 0, *extra, 0))
+        args = (x, out, 0, *extra, 0)
+        calls = _calls_by_address(kernel.driver, args)
         assert calls == [kernel.task_types(view_dtype, writeable)], kernel.task
+        # From Python the driver is compiled for these types; compiled callers use them.
+        python_types = tuple(numba.typeof(a) for a in args)
+        assert python_types == kernel.driver_types(view_dtype, writeable), kernel.driver
+
+
+def test_table_slots_are_distinct():
+    combos = itertools.product(
+        _task_table.KERNEL_NAMES,
+        _task_table._KINDS,
+        _task_table._VIEWS,
+        (False, True),
+        (_task_table.TASK, _task_table.SERIAL, _task_table.PARALLEL),
+    )
+    slots = [_task_table._slot(*c) for c in combos]
+    assert len(set(slots)) == len(slots) == _task_table._SLOTS
+    assert min(slots) == 0 and max(slots) == _task_table._SLOTS - 1
+
+
+def test_run_kernel_checks_argument_types():
+    kind = KINDS[np.dtype(np.float32)][0]
+
+    @numba.njit
+    def wrong_last(x, out):
+        run_kernel((x, out, np.int32(0)), 0, kind, 0)
+
+    x = np.zeros((3, 4), np.float32)
+    with pytest.raises(numba.core.errors.TypingError, match="rows takes"):
+        wrong_last(x, np.empty(3, np.int64))

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import FLOATS, INTS, onnx_argmax, random_tensor
-from numba import njit
+from numba import njit, prange
 from numba.core.errors import TypingError
 
 from argmax_numba import argmax
@@ -57,6 +57,24 @@ def test_parallel_path_and_layouts():
     np.testing.assert_array_equal(keep_first(few_columns, 0), onnx_argmax(few_columns, 0, 1, 0))
     one_row = rng.standard_normal(1 << 17)
     assert drop_last(one_row, 0)[()] == np.argmax(one_row)
+
+
+@njit(parallel=True)
+def rows_in_prange(x):
+    out = np.empty(x.shape[:2], np.int64)
+    for i in prange(x.shape[0]):
+        out[i] = argmax(x[i], 1, 0, 0)
+    return out
+
+
+def test_read_only_input_and_calls_inside_prange():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((300, 257)).astype(np.float32)
+    x.flags.writeable = False
+    for axis in (0, 1):
+        np.testing.assert_array_equal(keep_first(x, axis), onnx_argmax(x, axis, 1, 0))
+    stack = rng.integers(-5, 5, size=(6, 40, 33)).astype(np.int16)
+    np.testing.assert_array_equal(rows_in_prange(stack), onnx_argmax(stack, 2, 0, 0))
 
 
 def test_short_rows_of_every_length():
@@ -107,7 +125,7 @@ def test_empty_reduced_axis_raises():
 
 USER_MODULE = """
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from argmax_numba import argmax
 

@@ -1,0 +1,125 @@
+"""Kernel addresses for ``argmax`` in users' compiled code, in a table their code finds.
+
+Inside ``@njit`` code ``argmax`` calls the same drivers as from Python, and the drivers
+call their task, all through addresses (``_calls``): code called by name would be
+linked into every user's function and optimised again there, seconds of its first
+compile. An address is only valid in the process that compiled the code, so users'
+code does not hold one. It reads it from a table under a fixed symbol name, at a slot
+that depends only on (kernel, key kind, dtype, writeable, role). ``run_kernel``
+fills the slots when the user's code is compiled and puts the fill in the code's
+reload list, which numba runs whenever it loads that code from its disk cache, before
+the code can run.
+
+The symbol carries the table's layout version: code compiled against one layout must
+not read another, so any change to the slots, the kernels or their argument types
+needs a new version.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba import types
+from numba.core import errors
+from numba.extending import intrinsic
+from numba.np.numpy_support import as_dtype
+
+from ._calls import native_call
+from ._dtypes import KIND_F64, KIND_INT
+from ._kernels import KERNELS
+
+__all__ = ["KERNEL_NAMES", "TABLE_SYMBOL", "fill", "run_kernel"]
+
+TABLE_SYMBOL = "argmax_numba_task_table_v1"
+# The kernels (fields of ``Kernels``) that compiled code runs, and the dtypes of the
+# views they read.
+KERNEL_NAMES = ("rows", "row_pieces", "short_any", "cols", "narrow")
+_VIEWS = tuple(
+    np.dtype(t)
+    for t in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+    + ("float32", "float64")
+)
+_KINDS = range(KIND_INT, KIND_F64 + 1)
+# Roles: the task, the serial driver, the parallel driver.
+TASK, SERIAL, PARALLEL = range(3)
+_SLOTS = len(KERNEL_NAMES) * len(_KINDS) * len(_VIEWS) * 2 * 3
+
+_TABLE = (ctypes.c_uint64 * _SLOTS)()
+llvm.add_symbol(TABLE_SYMBOL, ctypes.addressof(_TABLE))
+
+
+def _slot(name: str, kind: int, dtype: np.dtype, writeable: bool, role: int) -> int:
+    slot = KERNEL_NAMES.index(name)
+    slot = slot * len(_KINDS) + _KINDS.index(kind)
+    slot = slot * len(_VIEWS) + _VIEWS.index(dtype)
+    return (slot * 2 + writeable) * 3 + role
+
+
+def fill(name: str, kind: int, dtype: str, writeable: bool) -> None:
+    """Compile (or load from the disk cache) kernel ``name``'s task and drivers for views
+    of ``dtype``, and put their addresses in the table."""
+    view = np.dtype(dtype)
+    for role, parallel in ((SERIAL, False), (PARALLEL, True)):
+        kernel = getattr(KERNELS[(kind, parallel)], name)
+        _TABLE[_slot(name, kind, view, writeable, role)] = kernel.driver_address(view, writeable)
+    _TABLE[_slot(name, kind, view, writeable, TASK)] = kernel.address(view, writeable)
+
+
+@functools.cache
+def _refill(name: str, kind: int, dtype: str, writeable: bool):
+    """``fill`` of these arguments, one object for each (reload lists are sets); it
+    pickles by reference, as numba's disk cache needs."""
+    return functools.partial(fill, name, kind, dtype, writeable)
+
+
+@intrinsic(prefer_literal=True)
+def run_kernel(typingctx, args, name, kind, parallel):
+    """Run kernel ``KERNEL_NAMES[name]`` of key kind ``kind``, its parallel driver or
+    its serial one (``name``, ``kind`` and ``parallel`` are constants), as
+    ``driver(*args, task address)``; ``args`` must have the types the driver was
+    compiled for (``Kernel.driver_types``)."""
+    constants = (name, kind, parallel)
+    if not all(isinstance(c, types.IntegerLiteral) for c in constants):
+        raise errors.TypingError("run_kernel(): name, kind and parallel must be constants")
+    kernel_name, kind_value, parallel_value = (c.literal_value for c in constants)
+    kernel_name = KERNEL_NAMES[kernel_name]
+    if not (isinstance(args, types.BaseTuple) and isinstance(args[0], types.Array)):
+        raise errors.TypingError("run_kernel(): args must be a tuple, the input first")
+    x = args[0]
+    dtype, writeable = as_dtype(x.dtype), x.mutable
+    kernel = getattr(KERNELS[(kind_value, bool(parallel_value))], kernel_name)
+    driver_types = kernel.driver_types(dtype, writeable)
+    if tuple(args) + (types.int64,) != driver_types:
+        raise errors.TypingError(
+            f"run_kernel(): {kernel_name} takes {driver_types[:-1]}, got {tuple(args)}"
+        )
+    role = PARALLEL if parallel_value else SERIAL
+    slots = (_slot(kernel_name, kind_value, dtype, writeable, role),)
+    slots += (_slot(kernel_name, kind_value, dtype, writeable, TASK),)
+
+    def codegen(context, builder, sig, llargs):
+        fill(kernel_name, kind_value, dtype.str, writeable)
+        context.active_code_library._reload_init.add(
+            _refill(kernel_name, kind_value, dtype.str, writeable)
+        )
+        i64 = ir.IntType(64)
+        table = builder.module.globals.get(TABLE_SYMBOL)
+        if table is None:  # declared here, defined by this process (``llvm.add_symbol``)
+            table = ir.GlobalVariable(builder.module, ir.ArrayType(i64, _SLOTS), TABLE_SYMBOL)
+        driver, task = (builder.load(builder.gep(table, [i64(0), i64(slot)])) for slot in slots)
+        missing = builder.or_(
+            builder.icmp_unsigned("==", driver, i64(0)), builder.icmp_unsigned("==", task, i64(0))
+        )
+        with builder.if_then(missing, likely=False):
+            context.call_conv.return_user_exc(
+                builder, RuntimeError, ("argmax: compiled code found no kernel address",)
+            )
+        values = [builder.extract_value(llargs[0], i) for i in range(len(args))]
+        native_call(context, builder, driver, driver_types, [*values, task])
+        return context.get_dummy_value()
+
+    return types.none(args, name, kind, parallel), codegen
