@@ -215,7 +215,8 @@ def _medians(runs: list[dict]) -> dict:
 
 def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
     """Import and first-call time in fresh processes, with an empty and a warm numba cache,
-    for the first ``layouts`` of ``STARTUP_LAYOUTS`` (after the first: one cold run).
+    for the first ``layouts`` of ``STARTUP_LAYOUTS`` (after the first: one cold and one
+    warm run each).
 
     Targets: the cold first call (compilation) <= ``COMPILE_TARGET_S`` for every layout;
     with a warm cache, import + first call <= ``WARM_TARGET_S``.
@@ -230,10 +231,12 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
             cold.append(_startup_one(dirs[-1]))
         for _ in range(warm_runs):
             warm.append(_startup_one(dirs[-1]))
-        others = {}
+        others, others_warm = {}, {}
         for layout in STARTUP_LAYOUTS[1:layouts]:
             dirs.append(tempfile.mkdtemp(prefix="argmax-bench-cache-"))
             others[_layout_name(layout)] = _startup_one(dirs[-1], layout)["first"]
+            again = _startup_one(dirs[-1], layout)
+            others_warm[_layout_name(layout)] = again["import"] + again["first"]
     except Exception as exc:
         print(f"  failed: {exc}")
         return {"error": str(exc)}, [("startup", False, "child failed")]
@@ -247,9 +250,13 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
             f"from process start {m['from_start']:.2f} s"
         )
     for name, first in others.items():
-        print(f"  cold cache, {name}: first call {first:.2f} s")
+        print(
+            f"  {name}: cold cache, first call {first:.2f} s; "
+            f"warm cache, import + first call {others_warm[name]:.2f} s"
+        )
     warm_total = w["import"] + w["first"]
     worst = max([c["first"], *others.values()])
+    worst_warm = max([warm_total, *others_warm.values()])
     checks = [
         (
             f"cold first call (compile) <= {COMPILE_TARGET_S} s",
@@ -258,9 +265,15 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
         ),
         (
             f"warm import + first call <= {WARM_TARGET_S} s",
-            warm_total <= WARM_TARGET_S,
-            f"{warm_total:.2f} s",
+            worst_warm <= WARM_TARGET_S,
+            f"{warm_total:.2f} s" + (f", worst layout {worst_warm:.2f} s" if others else ""),
         ),
     ]
-    data = {"python_import_numba": numba_alone, "cold": cold, "warm": warm, "cold_layouts": others}
+    data = {
+        "python_import_numba": numba_alone,
+        "cold": cold,
+        "warm": warm,
+        "cold_layouts": others,
+        "warm_layouts": others_warm,
+    }
     return data, checks

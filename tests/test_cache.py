@@ -116,3 +116,23 @@ def test_read_only_install_directory(tmp_path):
     assert cache_path.startswith(str(user_cache)), cache_path  # numba fell back to it
     assert proc.stdout.split()[-1] == "read-only"
     assert not any("__pycache__" in d for _, d, _ in os.walk(site))
+
+
+def test_compiled_functions_hold_no_compiled_code_in_closures():
+    # numba's cache key includes the pickled closure cells of a function: a compiled
+    # function held in a cell pickles differently in every process, so the function
+    # would be compiled again by every process instead of loaded from the cache.
+    from numba.core.registry import CPUDispatcher
+
+    from argmax_numba import _kernels
+
+    dispatchers = [fn for tasks in _kernels._TASKS.values() for fn in tasks.values()]
+    for kernels in _kernels.KERNELS.values():
+        for kernel in (*kernels[:2], *kernels.short_rows, *kernels[3:]):
+            dispatchers += [kernel.driver, kernel.task]
+    assert len(dispatchers) > 100
+    for fn in dispatchers:
+        assert isinstance(fn, CPUDispatcher)
+        cells = fn.py_func.__closure__ or ()
+        held = [type(c.cell_contents).__name__ for c in cells]
+        assert all(isinstance(c.cell_contents, int) for c in cells), (fn.py_func.__name__, held)
