@@ -4,8 +4,9 @@ An ``@overload`` of the Python ``argmax`` picks, at typing time, the kernels for
 argument's dtype and the output rank. ``keepdims`` decides the output's rank, so it
 must be a compile-time constant; ``axis`` and ``select_last_index`` may vary at run
 time. The input is made C-contiguous (a copy only if it is not), so a Fortran-ordered
-or strided argument costs one copy here, unlike from Python. Nothing here holds an
-address of the running process, so users' functions can be cached on disk.
+or strided argument costs one copy here, unlike from Python. The kernels are called
+through addresses kept in a table (``_task_table``); users' code holds no address of
+the running process, so their functions can be cached on disk.
 """
 
 from __future__ import annotations
@@ -45,9 +46,8 @@ def _thread_count(typingctx):
 
     def codegen(context, builder, sig, args):
         # Code that calls the runtime must start it when it is loaded from the disk cache.
-        # numba arranges that for code with parallel loops and the code that links it
-        # in, except where the linked code itself came from the cache (its record of the
-        # need is not kept), as the drivers may have.
+        # numba arranges that only for code with parallel loops of its own or linked in,
+        # and the parallel drivers are called through their addresses, not linked in.
         context.active_code_library._reload_init.add(_launch_threads)
         fnty = ir.FunctionType(ir.IntType(32), [])
         runtime = cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads")
