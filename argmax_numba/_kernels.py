@@ -8,7 +8,8 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 * ``row_pieces(x, out, last, nchunks, where)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
 * ``short_rows`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements, with one task per
-  length, whose loop LLVM unrolls and vectorises across rows.
+  length, whose loop LLVM unrolls and vectorises across rows (``short_any``: one task
+  for every length, for compiled callers).
 * ``cols(x, out, last, block, where)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
@@ -131,9 +132,9 @@ def _make_tasks(kind: int):
         fixed(x, out, lo, hi, ROW_LENGTH, last)
 
     def short_any_task(x, out, t, per, last):
-        # Every short length in one task, for compiled callers: their code then links one
-        # driver for short rows rather than one per length (each linked driver is
-        # optimised again in their code: 5 s of a first call).
+        # Every short length in one task, for compiled callers: a compiled caller must
+        # have every length ready before it runs (``_task_table``), and one task with a
+        # branch per length compiles faster than seven.
         lo, hi = t * per, min((t + 1) * per, x.shape[0])
         n = x.shape[1]
         if n == 2:
@@ -402,8 +403,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
     mode = "par" if parallel else "ser"
 
     def kernel(fn, task: str, ndim: int, parts: bool, ints: int, extra: int, name="") -> Kernel:
-        bound = {**tasks, "call_task": call_task}
-        driver = _compile(fn, f"{name or fn.__name__}_k{kind}_{mode}", bound, parallel, driver=True)
+        driver = _compile(fn, f"{name or fn.__name__}_k{kind}_{mode}", tasks, parallel, driver=True)
         return Kernel(driver, tasks[task], kind, ndim, parts, ints, extra, {})
 
     return Kernels(
