@@ -74,14 +74,18 @@ COLUMN_CASES = [
 ]
 
 
-@pytest.mark.parametrize("path", ["serial", "parallel"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_columns(dtype, path, monkeypatch):
-    # Parallel: blocks of 72 bytes (a vector and an eighth), so that blocks end inside a
-    # vector too.
-    monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62 if path == "serial" else 0)
-    if path == "parallel":
+@pytest.fixture(params=["serial", "parallel"])
+def column_path(request, monkeypatch):
+    """The serial column kernels, or the parallel ones on blocks of 72 bytes (a vector and
+    an eighth), so that blocks end inside a vector too."""
+    monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62 if request.param == "serial" else 0)
+    if request.param == "parallel":
         monkeypatch.setattr(api, "COL_BLOCK_BYTES", 72)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns(dtype, column_path):
     rng = np.random.default_rng(9)
     for shape, axis in COLUMN_CASES:
         for special in (0.0, 0.3):
@@ -92,14 +96,10 @@ def test_columns(dtype, path, monkeypatch):
                 )
 
 
-@pytest.mark.parametrize("path", ["serial", "parallel"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_columns_far_apart(dtype, path, monkeypatch):
+def test_columns_far_apart(dtype, column_path):
     # Rows at least FAR_ROW_BYTES apart are folded FAR_FOLD_ROWS at a time: groups of
     # that size, fewer rows, and blocks that end inside a vector.
-    monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62 if path == "serial" else 0)
-    if path == "parallel":
-        monkeypatch.setattr(api, "COL_BLOCK_BYTES", 72)
     inner = FAR_ROW_BYTES // dtype.itemsize + 3
     rng = np.random.default_rng(11)
     for n in (2, FAR_FOLD_ROWS, FAR_FOLD_ROWS + 1, 3 * FAR_FOLD_ROWS + 2, FOLD_ROWS + 1):
