@@ -78,7 +78,8 @@ def test_read_only_input_and_calls_inside_prange():
 
 
 def test_short_rows_of_every_length():
-    # Rows of 2 to 8 elements have a driver per length; small and large (parallel) inputs.
+    # Rows of 2 to 8 elements have a loop per length (in compiled code one task with a
+    # branch per length); small and large (parallel) inputs.
     rng = np.random.default_rng(5)
     for n in range(1, 10):
         for rows in (7, 40000):
