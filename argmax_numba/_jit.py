@@ -152,32 +152,21 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             parallel = view.size >= SERIAL_BELOW
             threads = _thread_count() if parallel else 1
             which, p1, p2 = plan(outer, n, inner, itemsize, threads)
-            if which == ROWS and parallel and p1 > 1:
-                run_kernel((view.reshape((outer, n)), out, last, np.int64(p1)), pieces_k, kind, 1)
-            elif which == ROWS or which == SHORT:
-                args = (view.reshape((outer, n)), out, last)
-                if which == ROWS and parallel:
-                    run_kernel(args, rows_k, kind, 1)
-                elif which == ROWS:
-                    run_kernel(args, rows_k, kind, 0)
-                elif parallel:
-                    run_kernel(args, short_k, kind, 1)
+            if which == ROWS or which == SHORT:
+                x2 = view.reshape((outer, n))
+                if which == SHORT:
+                    run_kernel((x2, out, last), short_k, kind, parallel)
+                elif p1 > 1:  # rows split between the cores (only planned where parallel)
+                    run_kernel((x2, out, last, np.int64(p1)), pieces_k, kind, parallel)
                 else:
-                    run_kernel(args, short_k, kind, 0)
+                    run_kernel((x2, out, last), rows_k, kind, parallel)
             else:
                 x3, o2 = view.reshape((outer, n, inner)), out.reshape((outer, inner))
                 if which == COLS:
-                    args = (x3, o2, last, np.int64(p1))
-                    if parallel:
-                        run_kernel(args, cols_k, kind, 1)
-                    else:
-                        run_kernel(args, cols_k, kind, 0)
+                    run_kernel((x3, o2, last, np.int64(p1)), cols_k, kind, parallel)
                 else:
-                    args3 = (x3, o2, last, np.int64(p1), np.int64(p2))
-                    if parallel:
-                        run_kernel(args3, narrow_k, kind, 1)
-                    else:
-                        run_kernel(args3, narrow_k, kind, 0)
+                    args = (x3, o2, last, np.int64(p1), np.int64(p2))
+                    run_kernel(args, narrow_k, kind, parallel)
         dims = np.empty(out_ndim, np.int64)
         j = 0
         for i in range(ndim):

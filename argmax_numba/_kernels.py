@@ -350,7 +350,7 @@ class Kernel(NamedTuple):
     parts: bool  # whether the task writes per-task candidates (``row_parts``)
     ints: int  # the task's integer arguments, after its arrays
     extra: int  # the driver's integer arguments between ``last`` and ``where``
-    addresses: dict  # (dtype, writeable[, "driver"]) -> an address, once compiled
+    addresses: dict  # (dtype, writeable) -> the task's address, once compiled
 
     def task_types(self, dtype: np.dtype, writeable: bool) -> tuple:
         """The types the driver calls its task with, for inputs of ``dtype``."""
@@ -379,12 +379,8 @@ class Kernel(NamedTuple):
 
     def driver_address(self, dtype: np.dtype, writeable: bool) -> int:
         """The address of the driver compiled for inputs of ``dtype`` (compiled code
-        calls it there, with ``driver_types``)."""
-        where = self.addresses.get((dtype, writeable, "driver"))
-        if where is None:
-            where = task_address(self.driver, self.driver_types(dtype, writeable))
-            self.addresses[(dtype, writeable, "driver")] = where
-        return where
+        calls it there, with ``driver_types``; only looked up while compiling)."""
+        return task_address(self.driver, self.driver_types(dtype, writeable))
 
 
 class Kernels(NamedTuple):

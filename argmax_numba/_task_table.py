@@ -66,7 +66,8 @@ def fill(name: str, kind: int, dtype: str, writeable: bool) -> None:
     for role, parallel in ((SERIAL, False), (PARALLEL, True)):
         kernel = getattr(KERNELS[(kind, parallel)], name)
         _TABLE[_slot(name, kind, view, writeable, role)] = kernel.driver_address(view, writeable)
-    _TABLE[_slot(name, kind, view, writeable, TASK)] = kernel.address(view, writeable)
+    task = getattr(KERNELS[(kind, False)], name)  # serial and parallel share the task
+    _TABLE[_slot(name, kind, view, writeable, TASK)] = task.address(view, writeable)
 
 
 @functools.cache
@@ -78,28 +79,25 @@ def _refill(name: str, kind: int, dtype: str, writeable: bool):
 
 @intrinsic(prefer_literal=True)
 def run_kernel(typingctx, args, name, kind, parallel):
-    """Run kernel ``KERNEL_NAMES[name]`` of key kind ``kind``, its parallel driver or
-    its serial one (``name``, ``kind`` and ``parallel`` are constants), as
-    ``driver(*args, task address)``; ``args`` must have the types the driver was
-    compiled for (``Kernel.driver_types``)."""
-    constants = (name, kind, parallel)
-    if not all(isinstance(c, types.IntegerLiteral) for c in constants):
-        raise errors.TypingError("run_kernel(): name, kind and parallel must be constants")
-    kernel_name, kind_value, parallel_value = (c.literal_value for c in constants)
-    kernel_name = KERNEL_NAMES[kernel_name]
+    """Run kernel ``KERNEL_NAMES[name]`` of key kind ``kind`` (both constants), its
+    parallel driver or its serial one as the boolean ``parallel`` says, as
+    ``driver(*args, task address)``; ``args`` must have the types the drivers were
+    compiled for (``Kernel.driver_types``, the same for both)."""
+    if not all(isinstance(c, types.IntegerLiteral) for c in (name, kind)):
+        raise errors.TypingError("run_kernel(): name and kind must be constants")
+    if not isinstance(parallel, (types.Boolean, types.Integer)):
+        raise errors.TypingError("run_kernel(): parallel must be a boolean")
+    kernel_name, kind_value = KERNEL_NAMES[name.literal_value], kind.literal_value
     if not (isinstance(args, types.BaseTuple) and isinstance(args[0], types.Array)):
         raise errors.TypingError("run_kernel(): args must be a tuple, the input first")
     x = args[0]
     dtype, writeable = as_dtype(x.dtype), x.mutable
-    kernel = getattr(KERNELS[(kind_value, bool(parallel_value))], kernel_name)
-    driver_types = kernel.driver_types(dtype, writeable)
+    driver_types = getattr(KERNELS[(kind_value, False)], kernel_name).driver_types(dtype, writeable)
     if tuple(args) + (types.int64,) != driver_types:
         raise errors.TypingError(
             f"run_kernel(): {kernel_name} takes {driver_types[:-1]}, got {tuple(args)}"
         )
-    role = PARALLEL if parallel_value else SERIAL
-    slots = (_slot(kernel_name, kind_value, dtype, writeable, role),)
-    slots += (_slot(kernel_name, kind_value, dtype, writeable, TASK),)
+    slots = [_slot(kernel_name, kind_value, dtype, writeable, r) for r in (SERIAL, PARALLEL, TASK)]
 
     def codegen(context, builder, sig, llargs):
         fill(kernel_name, kind_value, dtype.str, writeable)
@@ -110,7 +108,9 @@ def run_kernel(typingctx, args, name, kind, parallel):
         table = builder.module.globals.get(TABLE_SYMBOL)
         if table is None:  # declared here, defined by this process (``llvm.add_symbol``)
             table = ir.GlobalVariable(builder.module, ir.ArrayType(i64, _SLOTS), TABLE_SYMBOL)
-        driver, task = (builder.load(builder.gep(table, [i64(0), i64(slot)])) for slot in slots)
+        serial, par, task = (builder.load(builder.gep(table, [i64(0), i64(s)])) for s in slots)
+        on = context.cast(builder, llargs[3], sig.args[3], types.boolean)
+        driver = builder.select(on, par, serial)
         missing = builder.or_(
             builder.icmp_unsigned("==", driver, i64(0)), builder.icmp_unsigned("==", task, i64(0))
         )

@@ -77,7 +77,7 @@ def test_run_kernel_checks_argument_types():
 
     @numba.njit
     def wrong_last(x, out):
-        run_kernel((x, out, np.int32(0)), 0, kind, 0)
+        run_kernel((x, out, np.int32(0)), 0, kind, False)
 
     x = np.zeros((3, 4), np.float32)
     with pytest.raises(numba.core.errors.TypingError, match="rows takes"):
