@@ -3,8 +3,9 @@
 Every input reaches a kernel in a canonical C-contiguous layout:
 
 * ``rows(x, out, last, where)`` reduces the last axis of ``x[outer, n]``, many whole rows per
-  task. Each row is read as vectors whose lanes keep their own maximum and where it
-  was (``_lanes``), so the search is one pass at memory speed.
+  task. Each row is read as vectors, a run of ``RUN_BYTES`` at a time: the run's
+  maximum first, then, from cache, where it is (``_lanes``), so the search reads the
+  row from memory once.
 * ``row_pieces(x, out, last, nchunks, where)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
 * ``short_rows`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements, with one task per
@@ -85,17 +86,18 @@ def _take_last(best, at, value, index):
 def _make_tasks(kind: int):
     def row_search(x, o, start, stop, last):
         # The maximum key of ``x[o, start:stop]`` and its position, searched with
-        # vectors, at most ``lanes * span`` elements per call.
-        step = lane_count(x) * lane_span(x)
+        # vectors a run at a time (inlined into the tasks: a call per row of a few
+        # hundred bytes cost 3 ns of 5-15).
+        step = lane_span(x)
         flat = o * x.shape[1]
         best = key(x[o, start], kind)
         at = start
         for s in range(start, stop, step):
             if last:
-                k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, 1)
+                k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, 1, best)
             else:
-                k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, 0)
-            if k > best or (last and k == best):
+                k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, 0, best)
+            if p >= 0:
                 best = k
                 at = s + p
         return best, at
@@ -260,13 +262,14 @@ def _make_tasks(kind: int):
                 out[o, c] = at
 
     tasks = {}
-    for fn in (row_search, row_parts, merge_parts, col_task):
+    for fn in (row_parts, merge_parts, col_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
     # Tasks that call other tasks reach them as globals bound here. (No local variable of
     # this function may share a global's name: the tasks would hold it as a closure
     # cell, which numba's cache key pickles, and they would never be found in the cache.)
     fixed_fn = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
-    bound = {"search": tasks["row_search"], "fixed": fixed_fn, "lane_task": tasks["col_task"]}
+    search_fn = _compile(row_search, f"row_search_k{kind}", {}, inline="always")
+    bound = {"search": search_fn, "fixed": fixed_fn, "lane_task": tasks["col_task"]}
     for fn in (rows_task, short_any_task, row_piece_task, narrow_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", bound)
     for m in range(2, SHORT_ROW + 1):

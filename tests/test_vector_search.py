@@ -14,11 +14,11 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import DTYPES, onnx_argmax, random_tensor
+from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor
 
 import argmax_numba._api as api
 from argmax_numba import argmax
-from argmax_numba._lanes import FAR_FOLD_ROWS, FAR_ROW_BYTES, FOLD_ROWS
+from argmax_numba._lanes import FAR_FOLD_ROWS, FAR_ROW_BYTES, FOLD_ROWS, RUN_BYTES
 
 # Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
 # 64 elements per 64-byte vector) and beyond.
@@ -40,25 +40,64 @@ def test_rows_of_every_length(dtype, kernel_path):
 NARROW = [np.int8, np.uint8, np.int16, np.uint16, np.float16, ml_dtypes.bfloat16]
 
 
-@pytest.mark.parametrize("dtype", [np.dtype(t) for t in NARROW], ids=str)
-def test_row_longer_than_one_search(dtype, monkeypatch):
-    # One call searches at most 2**bits - 1 chunks of 64 bytes: 16,320 int8 or 2,097,120
-    # int16 elements. The serial path searches a whole row in one task.
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_row_longer_than_one_run(dtype, monkeypatch):
+    # One call searches RUN_BYTES of a row; the next call searches its run only where
+    # the run's maximum beats the best so far (or ties it, for the last occurrence).
+    # The serial path searches a whole row in one task.
     monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62)
     lanes = 64 // dtype.itemsize
-    run = lanes * (2 ** (8 * dtype.itemsize) - 1)
+    run = RUN_BYTES // dtype.itemsize
     n = 2 * run + lanes + 3
     rng = np.random.default_rng(8)
     base = rng.integers(0, 4, size=n).astype(dtype)
-    top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
-    past = lanes * 2 ** (8 * dtype.itemsize) + 1  # a chunk number one call cannot hold
-    for where in ([run - 1, run], [run, 2 * run + 1], [n - 1], [0, 2 * run], [past], [3, past]):
-        x = base.copy()
-        x[where] = top
-        for last in (0, 1):
-            got = argmax(x, 0, 0, last)
-            assert got == (where[-1] if last else where[0]), (where, last)
-            assert got == onnx_argmax(x, 0, 0, last)
+    tops = [np.iinfo(dtype).max] if dtype.kind in "iu" else [np.inf, np.nan]
+    places = ([run - 1, run], [run, 2 * run + 1], [n - 1], [0, 2 * run], [3, run + 3, 2 * run + 3])
+    for top in np.array(tops).astype(dtype):
+        for where in places:
+            x = base.copy()
+            x[where] = top
+            for last in (0, 1):
+                got = argmax(x, 0, 0, last)
+                assert got == (where[-1] if last else where[0]), (top, where, last)
+                assert got == onnx_argmax(x, 0, 0, last)
+
+
+def _bits(dtype: np.dtype, patterns: list[int]) -> np.ndarray:
+    """Floats of ``dtype`` with the given bit patterns."""
+    return np.array(patterns, dtype=f"u{dtype.itemsize}").view(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_float_rows_without_a_positive_number(dtype, kernel_path):
+    # The largest float of a row is found from the signed maximum and minimum of its
+    # bits (no positive number: the negative one nearest zero), NaN from bits above
+    # those of +inf or -inf, whatever their sign and payload; ties between +0.0 and
+    # -0.0 and between NaNs of different bits are searched by key.
+    bits = 8 * dtype.itemsize
+    sign = 1 << (bits - 1)
+    inf = int(np.array(np.inf, dtype).view(f"u{dtype.itemsize}"))
+    nans = _bits(dtype, [inf + 1, sign | inf + 1, sign - 1, 2 * sign - 1])
+    negatives = np.array([-1.0, -2.5, -np.inf, -0.0, -1e-3], dtype=np.float64).astype(dtype)
+    pools = {
+        "negative": negatives,
+        "negative and -inf": np.array([-np.inf, -np.inf, -3.0], dtype=np.float64).astype(dtype),
+        "only -inf": np.array([-np.inf], dtype=np.float64).astype(dtype),
+        "signed zeros": np.array([0.0, -0.0], dtype=np.float64).astype(dtype),
+        "zeros and negative": np.array([-0.0, -0.0, 0.0, -1.0, -5.0], dtype=np.float64).astype(
+            dtype
+        ),
+        "NaNs and negative": np.concatenate([negatives, nans[1:2], nans[3:]]),
+        "NaNs of every sign": np.concatenate([nans, negatives, np.array([np.inf]).astype(dtype)]),
+    }
+    rng = np.random.default_rng(12)
+    for name, pool in pools.items():
+        for n in ROW_LENGTHS:
+            x = pool[rng.integers(0, len(pool), size=(4, n))]
+            for last in (0, 1):
+                np.testing.assert_array_equal(
+                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{name} n={n}"
+                )
 
 
 # (shape, axis): blocks of columns with and without a partial vector; rows in groups of
