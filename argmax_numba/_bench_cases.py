@@ -38,6 +38,7 @@ KINDS = (
     "axis-last",
     "long-row",
     "tall-narrow",
+    "short-rows",
     "fortran",
     "small-10x10",
     "small-1000",
@@ -103,12 +104,18 @@ def _cube_cases(dtypes, nbytes: int, lasts) -> list[Case]:
     return cases
 
 
+# Elements per row of the short-rows case: the scores of ten classes.
+SHORT_ROW = 10
+
+
 def _shape_cases(dtypes, nbytes: int) -> list[Case]:
     n = max(16, FULL_LONG * nbytes // FULL_LARGE_BYTES)
     cases = []
     for name in dtypes:
+        rows = max(16, -(-nbytes // (SHORT_ROW * DTYPES[name].itemsize)))
         cases.append(Case("long-row", name, (1, n), 1, 0))
         cases.append(Case("tall-narrow", name, (n, 4), 1, 0))
+        cases.append(Case("short-rows", name, (rows, SHORT_ROW), 1, 0))
     return cases
 
 

@@ -5,7 +5,8 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 * ``rows(x, out, last, where)`` reduces the last axis of ``x[outer, n]``, many whole rows per
   task. Each row is read as vectors, a run of ``RUN_BYTES`` at a time: the run's
   maximum first, then, from cache, where it is (``_lanes``), so the search reads the
-  row from memory once.
+  row from memory once. Rows of up to ``GROUP_ROW_BYTES`` are searched a group at a
+  time, which shares the work of turning vectors of lanes into one maximum per row.
 * ``row_pieces(x, out, last, nchunks, where)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
 * ``short_rows`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements, with one task per
@@ -46,6 +47,8 @@ from ._lanes import (
     FAR_FOLD_ROWS,
     FAR_ROW_BYTES,
     FOLD_ROWS,
+    GROUP_ROW_BYTES,
+    group_argmax,
     lane_argmax,
     lane_count,
     lane_rows_update,
@@ -123,7 +126,19 @@ def _make_tasks(kind: int):
 
     def rows_task(x, out, t, per, last):
         outer, n = x.shape
-        for o in range(t * per, min((t + 1) * per, outer)):
+        lo, hi = t * per, min((t + 1) * per, outer)
+        if n * x.itemsize <= GROUP_ROW_BYTES:
+            # Short rows, a group at a time, where a vector's load from any chunk of the
+            # group's rows stays in the array.
+            group = lane_count(x)
+            groups = max(0, min(hi, outer - (group + n - 1) // n) - lo) // group
+            for g in range(groups):
+                if last:
+                    group_argmax(x, lo + g * group, out, kind, 1)
+                else:
+                    group_argmax(x, lo + g * group, out, kind, 0)
+            lo += groups * group
+        for o in range(lo, hi):
             out[o] = search(x, o, 0, n, last)[1]
 
     def short_rows_task(x, out, t, per, last):

@@ -6,16 +6,18 @@ vectorise. ``lane_argmax`` reads a contiguous run of a row as chunks of
 maxima, one instruction per chunk and lane set (three for floats, whose order it reads
 off their bits), and reduces them to the run's maximum. Where that beats the best of
 the row so far, the second reads the run again, from cache, and finds the first (or
-last) chunk and lane that hold it, without a branch on the data. ``lane_rows_update``
-works across rows instead, for each column of a block: a group of rows is folded into
-running maxima and row numbers that stay in registers meanwhile. Both are written in
-LLVM IR (numba would keep such lane state in memory), with vector types that LLVM maps
-onto whatever SIMD width the CPU has.
+last) chunk and lane that hold it, without a branch on the data. ``group_argmax``
+searches as many short rows at once as a vector has lanes, so that their horizontal
+reductions are shared. ``lane_rows_update`` works across rows instead, for each column
+of a block: a group of rows is folded into running maxima and row numbers that stay in
+registers meanwhile. All are written in LLVM IR (numba would keep such lane state in
+memory), with vector types that LLVM maps onto whatever SIMD width the CPU has.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
+from llvmlite.binding import get_process_triple
 from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic, overload
@@ -27,7 +29,9 @@ __all__ = [
     "FAR_FOLD_ROWS",
     "FAR_ROW_BYTES",
     "FOLD_ROWS",
+    "GROUP_ROW_BYTES",
     "VECTOR_BYTES",
+    "group_argmax",
     "lane_argmax",
     "lane_count",
     "lane_rows_update",
@@ -41,6 +45,11 @@ RUN_BYTES = 1 << 14
 # Chunks ahead of the one read that ``lane_argmax`` fetches: 8 KiB. Measured on 64 MiB in
 # rows of 512 bytes to 64 KiB: 1.05-1.2 of the read bound, against 1.2-1.4 without.
 PREFETCH = 128
+# Rows up to this long are searched ``lane_count`` rows at a time (``group_argmax``).
+# Measured on 64 MiB, against one row at a time: rows of 10-16 float32 1.5 of the read
+# bound instead of 3.5-7, rows of 16 int8 2.5-3.2 instead of 20; rows of two vectors
+# 1.5-1.9 instead of 2.2-3.9; rows of 200-256 bytes were slower in groups.
+GROUP_ROW_BYTES = 128
 # Rows per call of ``lane_rows_update`` that it unrolls (measured on float64 columns of
 # 1 KiB: 2x faster than a loop over the rows) ...
 FOLD_ROWS = 8
@@ -140,6 +149,118 @@ def _count_zeros(builder: ir.IRBuilder, mask: ir.Value, leading: bool) -> ir.Val
     return _resize(builder, zeros, ir.IntType(64))
 
 
+class _Run:
+    """``count`` elements of an array from flat index ``first`` on, in LLVM IR: as
+    whole chunks of ``lanes`` elements and a tail of the ``rest`` after them, with the
+    mask ``inside`` of the tail's lanes that hold elements."""
+
+    def __init__(self, builder, array_struct, vty: ir.VectorType, first, count):
+        i64 = ir.IntType(64)
+        self.builder, self.array_struct, self.vty = builder, array_struct, vty
+        self.lanes = lanes = vty.count
+        self.first, self.count = first, count
+        self.base = builder.bitcast(builder.gep(array_struct.data, [first]), vty.as_pointer())
+        self.full = builder.udiv(count, ir.Constant(i64, lanes))
+        self.rest = builder.sub(count, builder.mul(self.full, ir.Constant(i64, lanes)))
+        self.has_tail = builder.icmp_unsigned(">", self.rest, ir.Constant(i64, 0))
+        rests = _splat(builder, _resize(builder, self.rest, vty.element), lanes)
+        self.inside = builder.icmp_unsigned("<", ir.Constant(vty, list(range(lanes))), rests)
+
+    def chunk(self, c):
+        return self.builder.load(
+            self.builder.gep(self.base, [c]), align=self.vty.element.width // 8
+        )
+
+    def tail(self):
+        """The tail as one vector, its lanes past the end undefined: loaded directly, or
+        copied first near the end of the array, where the load would leave it."""
+        builder, i64 = self.builder, ir.IntType(64)
+        loaded = cgutils.alloca_once(builder, self.vty)
+        end = builder.add(builder.add(self.first, self.count), ir.Constant(i64, self.lanes - 1))
+        with builder.if_else(builder.icmp_signed("<=", end, self.array_struct.nitems)) as (
+            load,
+            copy,
+        ):
+            with load:
+                builder.store(self.chunk(self.full), loaded)
+            with copy:
+                builder.store(ir.Constant(self.vty, 0), loaded)
+                start = builder.gep(self.base, [self.full])
+                cgutils.raw_memcpy(builder, loaded, start, self.rest, self.vty.element.width // 8)
+        return _loaded(builder, builder.load(loaded))
+
+    def search(self, matches, last: int) -> ir.Value:
+        """The first (``last``: last) position whose lanes ``matches(vector)`` (an i64);
+        there must be one. Which chunk holds it is found with no branch on the data (a
+        branch mispredicted once a row stalls the reads of the rows after it), then
+        that chunk's lanes."""
+        builder, i64, lanes = self.builder, ir.IntType(64), self.lanes
+        zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
+        mty = ir.IntType(lanes)  # a bit per lane
+        hit_ptr = cgutils.alloca_once_value(builder, ir.Constant(i64, -1))
+
+        def tail_hits():
+            return builder.and_(matches(self.tail()), self.inside)
+
+        def take(c, hits):
+            any_hit = builder.icmp_unsigned("!=", builder.bitcast(hits, mty), ir.Constant(mty, 0))
+            builder.store(builder.select(any_hit, c, builder.load(hit_ptr)), hit_ptr)
+
+        def take_tail():
+            with builder.if_then(self.has_tail):
+                take(self.full, tail_hits())
+
+        # Positions from high to low for the first occurrence, so that the last hit
+        # taken is the first one; low to high for the last occurrence.
+        if not last:
+            take_tail()
+        with cgutils.for_range_slice(builder, zero, self.full, one) as (i, _):
+            c = i if last else builder.sub(builder.sub(self.full, one), i)
+            take(c, matches(self.chunk(c)))
+        if last:
+            take_tail()
+        c = builder.load(hit_ptr)
+        mask_ptr = cgutils.alloca_once(builder, mty)
+        whole_chunk = builder.icmp_signed("<", c, self.full)
+        with builder.if_else(whole_chunk, likely=True) as (whole, part):
+            with whole:
+                builder.store(builder.bitcast(matches(self.chunk(c)), mty), mask_ptr)
+            with part:
+                builder.store(builder.bitcast(tail_hits(), mty), mask_ptr)
+        zeros = _count_zeros(builder, builder.load(mask_ptr), leading=bool(last))
+        lane = builder.sub(ir.Constant(i64, lanes - 1), zeros) if last else zeros
+        return builder.add(builder.mul(c, ir.Constant(i64, lanes)), lane)
+
+
+# Constraint of a vector register in inline assembly, by processor (none: elsewhere).
+_VECTOR_REGISTER = {"x86_64": "v", "aarch64": "w"}.get(get_process_triple().split("-")[0])
+
+
+def _loaded(builder, value: ir.Value) -> ir.Value:
+    """``value``, a vector just loaded, kept in a register: an empty inline assembly
+    block stops LLVM from merging the load into a masked instruction (a blend or compare
+    that reads memory under a mask), which took twice the time on 64 MiB of int32 rows
+    of 16 (AMD Zen 5)."""
+    if _VECTOR_REGISTER is None:
+        return value
+    fnty = ir.FunctionType(value.type, [value.type])
+    return builder.asm(fnty, "", f"={_VECTOR_REGISTER},0", [value], False)
+
+
+def _vector_at(builder, data: ir.Value, vty: ir.VectorType):
+    """A loader of the vector at a flat element index of an array's ``data``."""
+
+    def load(index):
+        pointer = builder.bitcast(builder.gep(data, [index]), vty.as_pointer())
+        return _loaded(builder, builder.load(pointer, align=vty.element.width // 8))
+
+    return load
+
+
+def _equal_to(builder, target: ir.Value, lanes: int):
+    return lambda v: builder.icmp_unsigned("==", v, _splat(builder, target, lanes))
+
+
 @intrinsic(prefer_literal=True)
 def lane_argmax(typingctx, x, start, length, kind, last, floor):
     """``(key, position)`` of the maximum among ``length`` elements of the C-contiguous
@@ -168,34 +289,9 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
         i64 = ir.IntType(64)
         ity = ir.IntType(bits)
         vty = ir.VectorType(ity, lanes)
-        mty = ir.IntType(lanes)  # a bit per lane
-        align = bits // 8
         array_struct = context.make_array(x)(context, builder, array)
-        base = builder.bitcast(builder.gep(array_struct.data, [first]), vty.as_pointer())
+        run = _Run(builder, array_struct, vty, first, count)
         zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
-        full = builder.udiv(count, ir.Constant(i64, lanes))  # whole chunks
-        rest = builder.sub(count, builder.mul(full, ir.Constant(i64, lanes)))
-        has_tail = builder.icmp_unsigned(">", rest, zero)
-        rests = _splat(builder, _resize(builder, rest, ity), lanes)
-        inside = builder.icmp_unsigned("<", ir.Constant(vty, list(range(lanes))), rests)
-
-        def chunk(c):
-            return builder.load(builder.gep(base, [c]), align=align)
-
-        def tail():
-            # The elements after the last whole chunk as one vector, its lanes past the
-            # end undefined: loaded directly, or copied first near the end of the array,
-            # where the load would leave it.
-            loaded = cgutils.alloca_once(builder, vty)
-            end = builder.add(builder.add(first, count), ir.Constant(i64, lanes - 1))
-            in_array = builder.icmp_signed("<=", end, array_struct.nitems)
-            with builder.if_else(in_array) as (load, copy):
-                with load:
-                    builder.store(chunk(full), loaded)
-                with copy:
-                    builder.store(ir.Constant(vty, 0), loaded)
-                    cgutils.raw_memcpy(builder, loaded, builder.gep(base, [full]), rest, align)
-            return builder.load(loaded)
 
         # Pass 1: the maximum key, with no positions to carry: running extremes of the
         # chunks in every lane, one instruction each per chunk.
@@ -214,7 +310,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
         def take(value, padded):
             for (op, pad), ptr in zip(extremes, running, strict=True):
                 if padded:
-                    value_here = builder.select(inside, value, ir.Constant(vty, pad))
+                    value_here = builder.select(run.inside, value, ir.Constant(vty, pad))
                 else:
                     value_here = value
                 compare = builder.icmp_unsigned if op == "umax" else builder.icmp_signed
@@ -222,14 +318,15 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
                 wins = compare("<" if op == "smin" else ">", value_here, have)
                 builder.store(builder.select(wins, value_here, have), ptr)
 
-        with cgutils.for_range_slice(builder, zero, full, one) as (c, _):
-            value = chunk(c)
+        with cgutils.for_range_slice(builder, zero, run.full, one) as (c, _):
+            value = run.chunk(c)
             # Far enough ahead for the memory's latency: rows of a few hundred bytes
             # are too short for the hardware's stream detection to keep up.
-            _prefetch(builder, builder.gep(base, [builder.add(c, ir.Constant(i64, PREFETCH))]))
+            ahead = builder.gep(run.base, [builder.add(c, ir.Constant(i64, PREFETCH))])
+            _prefetch(builder, ahead)
             take(value, False)
-        with builder.if_then(has_tail):
-            take(tail(), True)
+        with builder.if_then(run.has_tail):
+            take(run.tail(), True)
         reduced = [
             _reduce(builder, op, builder.load(ptr))
             for (op, _), ptr in zip(extremes, running, strict=True)
@@ -251,51 +348,15 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
                 builder.select(not_negative, high, nearest_zero),
             )
 
-        # Pass 2, only where the maximum beats ``floor``: which chunk holds it first
-        # (last), every chunk read again (from cache) with no branch on the data (a
-        # branch mispredicted once a row stalls the reads of the next rows), then the
-        # lanes of that chunk.
+        # Pass 2, only where the maximum beats ``floor``: where it is, every chunk read
+        # again (from cache).
         at_ptr = cgutils.alloca_once_value(builder, ir.Constant(i64, -1))
 
         def search(matches):
-            # ``matches(vector)``: the lanes that hold the maximum.
-            hit_ptr = cgutils.alloca_once_value(builder, ir.Constant(i64, -1))
-
-            def tail_hits():
-                return builder.and_(matches(tail()), inside)
-
-            def take_hit(c, hits):
-                any_hit = builder.icmp_unsigned(
-                    "!=", builder.bitcast(hits, mty), ir.Constant(mty, 0)
-                )
-                builder.store(builder.select(any_hit, c, builder.load(hit_ptr)), hit_ptr)
-
-            def take_tail():
-                with builder.if_then(has_tail):
-                    take_hit(full, tail_hits())
-
-            # Positions from high to low for the first occurrence, so that the last
-            # hit taken is the first one; low to high for the last occurrence.
-            if not last_value:
-                take_tail()
-            with cgutils.for_range_slice(builder, zero, full, one) as (i, _):
-                c = i if last_value else builder.sub(builder.sub(full, one), i)
-                take_hit(c, matches(chunk(c)))
-            if last_value:
-                take_tail()
-            c = builder.load(hit_ptr)
-            mask_ptr = cgutils.alloca_once(builder, mty)
-            with builder.if_else(builder.icmp_signed("<", c, full), likely=True) as (whole, part):
-                with whole:
-                    builder.store(builder.bitcast(matches(chunk(c)), mty), mask_ptr)
-                with part:
-                    builder.store(builder.bitcast(tail_hits(), mty), mask_ptr)
-            zeros = _count_zeros(builder, builder.load(mask_ptr), leading=bool(last_value))
-            lane = builder.sub(ir.Constant(i64, lanes - 1), zeros) if last_value else zeros
-            builder.store(builder.add(builder.mul(c, ir.Constant(i64, lanes)), lane), at_ptr)
+            builder.store(run.search(matches, last_value), at_ptr)
 
         def equal_to(target):
-            return lambda v: builder.icmp_unsigned("==", v, _splat(builder, target, lanes))
+            return _equal_to(builder, target, lanes)
 
         cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
         with builder.if_then(cmp(">=" if last_value else ">", top, floor_key)):
@@ -320,6 +381,136 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
                         key_is_top = equal_to(top)
                         search(lambda v: key_is_top(_key_ir(builder, v, kind_value)))
         return context.make_tuple(builder, sig.return_type, [top, builder.load(at_ptr)])
+
+    return signature, codegen
+
+
+@intrinsic(prefer_literal=True)
+def group_argmax(typingctx, x, o, out, kind, last):
+    """Write the position of the maximum of each of the rows ``o`` to ``o + lanes - 1``
+    of the C-contiguous ``x[outer, n]`` into ``out[o:]``, where ``lanes =
+    lane_count(x)`` and rows are at most ``GROUP_ROW_BYTES`` long.
+
+    The caller makes sure that a whole vector's load from any chunk of these rows stays
+    in the array. For short rows, where a horizontal reduction per row costs more than
+    reading the row: the keys of every row are kept (in cache) and each row's maximum
+    as a vector of lanes; a tree of shuffles and maxima reduces the vectors of all the
+    rows together into one with a lane per row, and each row's keys are then compared
+    with its maximum. ``kind`` and ``last`` are constants, as for ``lane_argmax``.
+    """
+    if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
+        raise errors.TypingError("group_argmax(): x must be a C-contiguous 2-D array")
+    if not (isinstance(out, types.Array) and out.layout == "C" and out.ndim == 1):
+        raise errors.TypingError("group_argmax(): out must be a C-contiguous 1-D array")
+    if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
+        raise errors.TypingError("group_argmax(): kind and last must be constants")
+    kind_value, last_value = kind.literal_value, last.literal_value
+    bits = x.dtype.bitwidth
+    lanes = _lanes(x)
+    most = GROUP_ROW_BYTES // VECTOR_BYTES  # chunks per row
+    unsigned = kind_value == KIND_INT and not x.dtype.signed
+    signature = types.none(x, o, out, kind, last)
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        ity = ir.IntType(bits)
+        vty = ir.VectorType(ity, lanes)
+        mty = ir.IntType(lanes)  # a bit per lane
+        zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
+        rows, per = ir.Constant(i64, lanes), ir.Constant(i64, most)
+        x_struct = context.make_array(sig.args[0])(context, builder, args[0])
+        out_struct = context.make_array(sig.args[2])(context, builder, args[2])
+        n = cgutils.unpack_tuple(builder, x_struct.shape, 2)[1]
+        chunks = builder.udiv(builder.add(n, ir.Constant(i64, lanes - 1)), rows)
+        lowest = ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
+        bigger = builder.icmp_unsigned if unsigned else builder.icmp_signed
+        vector_at = _vector_at(builder, x_struct.data, vty)
+
+        def in_row(c):
+            # The lanes of chunk ``c`` that hold elements of the row.
+            left = builder.sub(n, builder.mul(c, rows))
+            fewer = builder.icmp_signed("<", left, rows)
+            left = _resize(builder, builder.select(fewer, left, rows), ity)  # at most lanes
+            lane = ir.Constant(vty, list(range(lanes)))
+            return builder.icmp_signed("<", lane, _splat(builder, left, lanes))
+
+        def keys_at(r, c):
+            return builder.gep(kept, [builder.add(builder.mul(r, per), c)])
+
+        # Every row's keys, and its maxima lane by lane (a row of one chunk: its keys).
+        kept = cgutils.alloca_once(builder, vty, size=lanes * most)
+        maxima = cgutils.alloca_once(builder, vty, size=lanes)
+        first_row = builder.mul(args[1], n)
+        single = builder.icmp_unsigned("==", chunks, one)
+        with builder.if_else(single, likely=True) as (one_chunk, more):
+            with one_chunk:
+                inside = in_row(zero)
+                with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
+                    value = vector_at(builder.add(first_row, builder.mul(r, n)))
+                    key = builder.select(inside, _key_ir(builder, value, kind_value), lowest)
+                    builder.store(key, builder.gep(maxima, [r]))
+            with more:
+                with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
+                    row = builder.add(first_row, builder.mul(r, n))
+                    best = cgutils.alloca_once_value(builder, lowest)
+                    with cgutils.for_range_slice(builder, zero, chunks, one) as (c, _):
+                        value = vector_at(builder.add(row, builder.mul(c, rows)))
+                        key = _key_ir(builder, value, kind_value)
+                        key = builder.select(in_row(c), key, lowest)
+                        builder.store(key, keys_at(r, c))
+                        have = builder.load(best)
+                        builder.store(builder.select(bigger(">", key, have), key, have), best)
+                    builder.store(builder.load(best), builder.gep(maxima, [r]))
+
+        # The tree: each step pairs vectors that hold the maxima of k rows in lanes/k
+        # lanes each into one that holds 2k rows in half as many lanes each.
+        vectors = [builder.load(builder.gep(maxima, [ir.Constant(i64, r)])) for r in range(lanes)]
+        width = lanes
+        while len(vectors) > 1:
+            half = width // 2
+            low = [(p // half) * width + p % half for p in range(lanes)]  # of a, then b
+            high = [i + half for i in low]
+            index = ir.VectorType(ir.IntType(32), lanes)
+            paired = []
+            for a, b in zip(vectors[::2], vectors[1::2], strict=True):
+                u = builder.shuffle_vector(a, b, ir.Constant(index, low))
+                v = builder.shuffle_vector(a, b, ir.Constant(index, high))
+                paired.append(builder.select(bigger(">", u, v), u, v))
+            vectors, width = paired, half
+        tops = builder.bitcast(cgutils.alloca_once_value(builder, vectors[0]), ity.as_pointer())
+
+        # Each row's keys compared with its maximum, chunk by chunk, with no branch on
+        # the data: from the last chunk to the first for the first occurrence (the last
+        # hit taken is the first), the other way for the last.
+        def position(c, keys):
+            # The first (last) position in chunk ``c`` where ``keys`` hold the row's
+            # maximum, and whether there is one.
+            hits = builder.and_(is_top(keys), in_row(c))
+            mask = builder.bitcast(hits, mty)
+            zeros = _count_zeros(builder, mask, leading=bool(last_value))
+            lane = builder.sub(ir.Constant(i64, lanes - 1), zeros) if last_value else zeros
+            any_hit = builder.icmp_unsigned("!=", mask, ir.Constant(mty, 0))
+            return builder.add(builder.mul(c, rows), lane), any_hit
+
+        def out_at(r):
+            return builder.gep(out_struct.data, [builder.add(args[1], r)])
+
+        with builder.if_else(single, likely=True) as (one_chunk, more):
+            with one_chunk:
+                with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
+                    is_top = _equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
+                    here, _ = position(zero, builder.load(builder.gep(maxima, [r])))
+                    builder.store(here, out_at(r))
+            with more:
+                with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
+                    is_top = _equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
+                    at = cgutils.alloca_once_value(builder, ir.Constant(i64, -1))
+                    with cgutils.for_range_slice(builder, zero, chunks, one) as (i, _):
+                        c = i if last_value else builder.sub(builder.sub(chunks, one), i)
+                        here, any_hit = position(c, builder.load(keys_at(r, c)))
+                        builder.store(builder.select(any_hit, here, builder.load(at)), at)
+                    builder.store(builder.load(at), out_at(r))
+        return context.get_dummy_value()
 
     return signature, codegen
 

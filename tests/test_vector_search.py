@@ -14,11 +14,12 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor
+from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 
 import argmax_numba._api as api
 from argmax_numba import argmax
-from argmax_numba._lanes import FAR_FOLD_ROWS, FAR_ROW_BYTES, FOLD_ROWS, RUN_BYTES
+from argmax_numba._kernels import SHORT_ROW
+from argmax_numba._lanes import FAR_FOLD_ROWS, FAR_ROW_BYTES, FOLD_ROWS, GROUP_ROW_BYTES, RUN_BYTES
 
 # Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
 # 64 elements per 64-byte vector) and beyond.
@@ -61,6 +62,27 @@ def test_row_longer_than_one_run(dtype, monkeypatch):
                 got = argmax(x, 0, 0, last)
                 assert got == (where[-1] if last else where[0]), (top, where, last)
                 assert got == onnx_argmax(x, 0, 0, last)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_short_rows_in_groups(dtype, kernel_path):
+    # Rows of SHORT_ROW + 1 elements to GROUP_ROW_BYTES are searched a vector's worth of
+    # rows at a time (64 bytes / item size), in one chunk or several; the rows after a
+    # task's last whole group, and the last rows of the array (where a vector's load
+    # would leave it), one by one. Rows of one value test the lanes past a row's end.
+    lanes = 64 // dtype.itemsize
+    longest = GROUP_ROW_BYTES // dtype.itemsize
+    lengths = {SHORT_ROW + 1, lanes - 1, lanes, lanes + 1, longest - 1, longest}
+    rng = np.random.default_rng(13)
+    for n in sorted(m for m in lengths if SHORT_ROW < m <= longest):
+        for rows in (lanes, 3 * lanes + 5):
+            tensors = [random_tensor(dtype, (rows, n), rng, special=p) for p in (0.0, 0.3)]
+            tensors += [np.full((rows, n), v, dtype) for v in special_values(dtype)]
+            for x in tensors:
+                for last in (0, 1):
+                    np.testing.assert_array_equal(
+                        argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{n} {rows}"
+                    )
 
 
 def _bits(dtype: np.dtype, patterns: list[int]) -> np.ndarray:
