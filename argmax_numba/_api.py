@@ -13,6 +13,7 @@ from . import _threading
 from ._dtypes import KINDS as _KINDS
 from ._dtypes import kernel_view
 from ._kernels import KERNELS, SHORT_ROW
+from ._lanes import VECTOR_BYTES
 
 __all__ = ["argmax"]
 
@@ -94,9 +95,11 @@ ROWS, SHORT, COLS, NARROW = 0, 1, 2, 3
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
     compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
-    SHORT_ROW elements), ``(COLS, block, 0)``
+    SHORT_ROW elements, shorter than a vector), ``(COLS, block, 0)``
     or ``(NARROW, m, nsplit)``. ``threads`` is 1 for the serial kernels."""
-    if inner == 1 and 2 <= n <= SHORT_ROW:
+    # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
+    # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
+    if inner == 1 and 2 <= n <= SHORT_ROW and n * itemsize < VECTOR_BYTES:
         return SHORT, 0, 0
     if inner == 1:
         nchunks = 1

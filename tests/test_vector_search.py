@@ -66,15 +66,17 @@ def test_row_longer_than_one_run(dtype, monkeypatch):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_short_rows_in_groups(dtype, kernel_path):
-    # Rows of SHORT_ROW + 1 elements to GROUP_ROW_BYTES are searched a vector's worth of
-    # rows at a time (64 bytes / item size), in one chunk or several; the rows after a
-    # task's last whole group, and the last rows of the array (where a vector's load
-    # would leave it), one by one. Rows of one value test the lanes past a row's end.
+    # Rows of SHORT_ROW + 1 elements (or of one whole vector) to GROUP_ROW_BYTES are
+    # searched a vector's worth of rows at a time (64 bytes / item size), in one chunk or
+    # several; the rows after a task's last whole group, and the last rows of the array
+    # (where a vector's load would leave it), one by one. Rows of one value test the
+    # lanes past a row's end.
     lanes = 64 // dtype.itemsize
     longest = GROUP_ROW_BYTES // dtype.itemsize
     lengths = {SHORT_ROW + 1, lanes - 1, lanes, lanes + 1, longest - 1, longest}
     rng = np.random.default_rng(13)
-    for n in sorted(m for m in lengths if SHORT_ROW < m <= longest):
+    grouped = [m for m in lengths if (m > SHORT_ROW or m * dtype.itemsize >= 64) and m <= longest]
+    for n in sorted(grouped):
         for rows in (lanes, 3 * lanes + 5):
             tensors = [random_tensor(dtype, (rows, n), rng, special=p) for p in (0.0, 0.3)]
             tensors += [np.full((rows, n), v, dtype) for v in special_values(dtype)]
