@@ -48,6 +48,7 @@ from ._lanes import (
     FAR_ROW_BYTES,
     FOLD_ROWS,
     GROUP_ROW_BYTES,
+    VECTOR_BYTES,
     group_argmax,
     lane_argmax,
     lane_count,
@@ -128,15 +129,16 @@ def _make_tasks(kind: int):
         outer, n = x.shape
         lo, hi = t * per, min((t + 1) * per, outer)
         if n * x.itemsize <= GROUP_ROW_BYTES:
-            # Short rows, a group at a time, where a vector's load from any chunk of the
-            # group's rows stays in the array.
-            group = lane_count(x)
+            # Short rows, a group at a time, each row one vector (of two registers for
+            # rows longer than one), where every row's vector load stays in the array.
+            wide = n * x.itemsize > VECTOR_BYTES
+            group = lane_count(x) * (2 if wide else 1)
             groups = max(0, min(hi, outer - (group + n - 1) // n) - lo) // group
             for g in range(groups):
-                if last:
-                    group_argmax(x, lo + g * group, out, kind, 1)
+                if wide:
+                    group_argmax(x, lo + g * group, out, kind, last, 2)
                 else:
-                    group_argmax(x, lo + g * group, out, kind, 0)
+                    group_argmax(x, lo + g * group, out, kind, last, 1)
             lo += groups * group
         for o in range(lo, hi):
             out[o] = search(x, o, 0, n, last)[1]

@@ -45,11 +45,12 @@ RUN_BYTES = 1 << 14
 # Chunks ahead of the one read that ``lane_argmax`` fetches: 8 KiB. Measured on 64 MiB in
 # rows of 512 bytes to 64 KiB: 1.05-1.2 of the read bound, against 1.2-1.4 without.
 PREFETCH = 128
-# Rows up to this long are searched ``lane_count`` rows at a time (``group_argmax``).
-# Measured on 64 MiB, against one row at a time: rows of 10-16 float32 1.5 of the read
-# bound instead of 3.5-7, rows of 16 int8 2.5-3.2 instead of 20; rows of two vectors
-# 1.5-1.9 instead of 2.2-3.9; rows of 200-256 bytes were slower in groups.
-GROUP_ROW_BYTES = 128
+# Rows up to this long are searched many at a time (``group_argmax``), each as one
+# vector of one or two registers. Measured on 64 MiB, against one row at a time: rows
+# of 10-16 float32 1.4-1.6 of the read bound instead of 3.5-7, rows of 16 int8 2.5-3.2
+# instead of 20, rows of 10 float64 1.3-2.0 instead of 3.2-3.7; rows of 200-256 bytes
+# were slower in groups (as loops over chunks).
+GROUP_ROW_BYTES = 2 * VECTOR_BYTES
 # Rows per call of ``lane_rows_update`` that it unrolls (measured on float64 columns of
 # 1 KiB: 2x faster than a loop over the rows) ...
 FOLD_ROWS = 8
@@ -248,11 +249,22 @@ def _loaded(builder, value: ir.Value) -> ir.Value:
 
 
 def _vector_at(builder, data: ir.Value, vty: ir.VectorType):
-    """A loader of the vector at a flat element index of an array's ``data``."""
+    """A loader of the vector at a flat element index of an array's ``data`` (read as
+    registers of ``VECTOR_BYTES``, put together)."""
+    part = ir.VectorType(vty.element, min(vty.count, VECTOR_BYTES * 8 // vty.element.width))
 
     def load(index):
-        pointer = builder.bitcast(builder.gep(data, [index]), vty.as_pointer())
-        return _loaded(builder, builder.load(pointer, align=vty.element.width // 8))
+        parts = []
+        for k in range(vty.count // part.count):
+            at = builder.add(index, ir.Constant(index.type, k * part.count))
+            pointer = builder.bitcast(builder.gep(data, [at]), part.as_pointer())
+            parts.append(_loaded(builder, builder.load(pointer, align=vty.element.width // 8)))
+        while len(parts) > 1:
+            count = 2 * parts[0].type.count
+            joined = ir.Constant(ir.VectorType(ir.IntType(32), count), list(range(count)))
+            pairs = zip(parts[::2], parts[1::2], strict=True)
+            parts = [builder.shuffle_vector(a, b, joined) for a, b in pairs]
+        return parts[0]
 
     return load
 
@@ -386,30 +398,32 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
 
 
 @intrinsic(prefer_literal=True)
-def group_argmax(typingctx, x, o, out, kind, last):
+def group_argmax(typingctx, x, o, out, kind, last, wide):
     """Write the position of the maximum of each of the rows ``o`` to ``o + lanes - 1``
-    of the C-contiguous ``x[outer, n]`` into ``out[o:]``, where ``lanes =
-    lane_count(x)`` and rows are at most ``GROUP_ROW_BYTES`` long.
+    of the C-contiguous ``x[outer, n]`` into ``out[o:]``, where ``lanes = wide *
+    lane_count(x)`` and a row has at most ``lanes`` elements.
 
-    The caller makes sure that a whole vector's load from any chunk of these rows stays
-    in the array. For short rows, where a horizontal reduction per row costs more than
-    reading the row: the keys of every row are kept (in cache) and each row's maximum
-    as a vector of lanes; a tree of shuffles and maxima reduces the vectors of all the
-    rows together into one with a lane per row, and each row's keys are then compared
-    with its maximum. ``kind`` and ``last`` are constants, as for ``lane_argmax``.
+    For short rows, where a horizontal reduction per row costs more than reading the
+    row: each row is one vector of ``wide * VECTOR_BYTES`` bytes (its lanes past the row
+    set to the lowest key), and a tree of shuffles and maxima reduces the vectors of all
+    the rows together into one with a lane per row; each row's vector is then compared
+    with its maximum. The caller makes sure that every row's vector load stays in the
+    array. ``kind`` is a constant, as for ``lane_argmax``, and so is ``wide``, 1 or 2;
+    ``last`` (1: the last occurrence of the maximum) need not be.
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
         raise errors.TypingError("group_argmax(): x must be a C-contiguous 2-D array")
     if not (isinstance(out, types.Array) and out.layout == "C" and out.ndim == 1):
         raise errors.TypingError("group_argmax(): out must be a C-contiguous 1-D array")
-    if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
-        raise errors.TypingError("group_argmax(): kind and last must be constants")
-    kind_value, last_value = kind.literal_value, last.literal_value
+    if not all(isinstance(v, types.IntegerLiteral) for v in (kind, wide)):
+        raise errors.TypingError("group_argmax(): kind and wide must be constants")
+    if not isinstance(last, types.Integer):
+        raise errors.TypingError("group_argmax(): last must be an integer")
+    kind_value = kind.literal_value
     bits = x.dtype.bitwidth
-    lanes = _lanes(x)
-    most = GROUP_ROW_BYTES // VECTOR_BYTES  # chunks per row
+    lanes = wide.literal_value * _lanes(x)
     unsigned = kind_value == KIND_INT and not x.dtype.signed
-    signature = types.none(x, o, out, kind, last)
+    signature = types.none(x, o, out, kind, last, wide)
 
     def codegen(context, builder, sig, args):
         i64 = ir.IntType(64)
@@ -417,60 +431,34 @@ def group_argmax(typingctx, x, o, out, kind, last):
         vty = ir.VectorType(ity, lanes)
         mty = ir.IntType(lanes)  # a bit per lane
         zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
-        rows, per = ir.Constant(i64, lanes), ir.Constant(i64, most)
+        rows = ir.Constant(i64, lanes)
         x_struct = context.make_array(sig.args[0])(context, builder, args[0])
         out_struct = context.make_array(sig.args[2])(context, builder, args[2])
         n = cgutils.unpack_tuple(builder, x_struct.shape, 2)[1]
-        chunks = builder.udiv(builder.add(n, ir.Constant(i64, lanes - 1)), rows)
         lowest = ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
         bigger = builder.icmp_unsigned if unsigned else builder.icmp_signed
         vector_at = _vector_at(builder, x_struct.data, vty)
+        lane = ir.Constant(vty, list(range(lanes)))
+        in_row = builder.icmp_unsigned("<", lane, _splat(builder, _resize(builder, n, ity), lanes))
+        is_last = builder.icmp_unsigned("!=", args[4], ir.Constant(args[4].type, 0))
 
-        def in_row(c):
-            # The lanes of chunk ``c`` that hold elements of the row.
-            left = builder.sub(n, builder.mul(c, rows))
-            fewer = builder.icmp_signed("<", left, rows)
-            left = _resize(builder, builder.select(fewer, left, rows), ity)  # at most lanes
-            lane = ir.Constant(vty, list(range(lanes)))
-            return builder.icmp_signed("<", lane, _splat(builder, left, lanes))
-
-        def keys_at(r, c):
-            return builder.gep(kept, [builder.add(builder.mul(r, per), c)])
-
-        # Every row's keys, and its maxima lane by lane (a row of one chunk: its keys).
-        kept = cgutils.alloca_once(builder, vty, size=lanes * most)
-        maxima = cgutils.alloca_once(builder, vty, size=lanes)
+        # Every row's keys.
+        kept = cgutils.alloca_once(builder, vty, size=lanes)
         first_row = builder.mul(args[1], n)
-        single = builder.icmp_unsigned("==", chunks, one)
-        with builder.if_else(single, likely=True) as (one_chunk, more):
-            with one_chunk:
-                inside = in_row(zero)
-                with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
-                    value = vector_at(builder.add(first_row, builder.mul(r, n)))
-                    key = builder.select(inside, _key_ir(builder, value, kind_value), lowest)
-                    builder.store(key, builder.gep(maxima, [r]))
-            with more:
-                with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
-                    row = builder.add(first_row, builder.mul(r, n))
-                    best = cgutils.alloca_once_value(builder, lowest)
-                    with cgutils.for_range_slice(builder, zero, chunks, one) as (c, _):
-                        value = vector_at(builder.add(row, builder.mul(c, rows)))
-                        key = _key_ir(builder, value, kind_value)
-                        key = builder.select(in_row(c), key, lowest)
-                        builder.store(key, keys_at(r, c))
-                        have = builder.load(best)
-                        builder.store(builder.select(bigger(">", key, have), key, have), best)
-                    builder.store(builder.load(best), builder.gep(maxima, [r]))
+        with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
+            value = vector_at(builder.add(first_row, builder.mul(r, n)))
+            key = builder.select(in_row, _key_ir(builder, value, kind_value), lowest)
+            builder.store(key, builder.gep(kept, [r]))
 
         # The tree: each step pairs vectors that hold the maxima of k rows in lanes/k
         # lanes each into one that holds 2k rows in half as many lanes each.
-        vectors = [builder.load(builder.gep(maxima, [ir.Constant(i64, r)])) for r in range(lanes)]
+        vectors = [builder.load(builder.gep(kept, [ir.Constant(i64, r)])) for r in range(lanes)]
         width = lanes
+        index = ir.VectorType(ir.IntType(32), lanes)
         while len(vectors) > 1:
             half = width // 2
             low = [(p // half) * width + p % half for p in range(lanes)]  # of a, then b
             high = [i + half for i in low]
-            index = ir.VectorType(ir.IntType(32), lanes)
             paired = []
             for a, b in zip(vectors[::2], vectors[1::2], strict=True):
                 u = builder.shuffle_vector(a, b, ir.Constant(index, low))
@@ -479,37 +467,15 @@ def group_argmax(typingctx, x, o, out, kind, last):
             vectors, width = paired, half
         tops = builder.bitcast(cgutils.alloca_once_value(builder, vectors[0]), ity.as_pointer())
 
-        # Each row's keys compared with its maximum, chunk by chunk, with no branch on
-        # the data: from the last chunk to the first for the first occurrence (the last
-        # hit taken is the first), the other way for the last.
-        def position(c, keys):
-            # The first (last) position in chunk ``c`` where ``keys`` hold the row's
-            # maximum, and whether there is one.
-            hits = builder.and_(is_top(keys), in_row(c))
+        # Each row's keys compared with its maximum: the first (last) lane that holds it.
+        with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
+            is_top = _equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
+            hits = builder.and_(is_top(builder.load(builder.gep(kept, [r]))), in_row)
             mask = builder.bitcast(hits, mty)
-            zeros = _count_zeros(builder, mask, leading=bool(last_value))
-            lane = builder.sub(ir.Constant(i64, lanes - 1), zeros) if last_value else zeros
-            any_hit = builder.icmp_unsigned("!=", mask, ir.Constant(mty, 0))
-            return builder.add(builder.mul(c, rows), lane), any_hit
-
-        def out_at(r):
-            return builder.gep(out_struct.data, [builder.add(args[1], r)])
-
-        with builder.if_else(single, likely=True) as (one_chunk, more):
-            with one_chunk:
-                with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
-                    is_top = _equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
-                    here, _ = position(zero, builder.load(builder.gep(maxima, [r])))
-                    builder.store(here, out_at(r))
-            with more:
-                with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
-                    is_top = _equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
-                    at = cgutils.alloca_once_value(builder, ir.Constant(i64, -1))
-                    with cgutils.for_range_slice(builder, zero, chunks, one) as (i, _):
-                        c = i if last_value else builder.sub(builder.sub(chunks, one), i)
-                        here, any_hit = position(c, builder.load(keys_at(r, c)))
-                        builder.store(builder.select(any_hit, here, builder.load(at)), at)
-                    builder.store(builder.load(at), out_at(r))
+            leading = _count_zeros(builder, mask, leading=True)
+            first = _count_zeros(builder, mask, leading=False)
+            at = builder.select(is_last, builder.sub(ir.Constant(i64, lanes - 1), leading), first)
+            builder.store(at, builder.gep(out_struct.data, [builder.add(args[1], r)]))
         return context.get_dummy_value()
 
     return signature, codegen
