@@ -445,8 +445,15 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         # Every row's keys.
         kept = cgutils.alloca_once(builder, vty, size=lanes)
         first_row = builder.mul(args[1], n)
+        part = _lanes(x)  # elements per register
         with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
-            value = vector_at(builder.add(first_row, builder.mul(r, n)))
+            row = builder.add(first_row, builder.mul(r, n))
+            value = vector_at(row)
+            # Fetched ahead, as in ``lane_argmax``; without it, integer rows of 80-96
+            # bytes took twice as long as float ones of the same bytes.
+            for k in range(wide.literal_value):
+                ahead = builder.add(row, ir.Constant(i64, (PREFETCH + k) * part))
+                _prefetch(builder, builder.gep(x_struct.data, [ahead]))
             key = builder.select(in_row, _key_ir(builder, value, kind_value), lowest)
             builder.store(key, builder.gep(kept, [r]))
 
