@@ -12,8 +12,8 @@ from numba.extending import register_jitable
 from . import _threading
 from ._dtypes import KINDS as _KINDS
 from ._dtypes import kernel_view
+from ._ir import VECTOR_BYTES
 from ._kernels import KERNELS, SHORT_ROW
-from ._lanes import VECTOR_BYTES
 
 __all__ = ["argmax"]
 

@@ -42,19 +42,18 @@ from numba.np.numpy_support import from_dtype
 
 from ._calls import call_task, task_address
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
+from ._ir import VECTOR_BYTES
 from ._keys import key, key_vector, narrow_index, narrow_span
 from ._lanes import (
     FAR_FOLD_ROWS,
     FAR_ROW_BYTES,
     FOLD_ROWS,
-    GROUP_ROW_BYTES,
-    VECTOR_BYTES,
-    group_argmax,
     lane_argmax,
     lane_count,
     lane_rows_update,
     lane_span,
 )
+from ._row_groups import GROUP_ROW_BYTES, group_argmax
 
 __all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 

@@ -6,51 +6,54 @@ vectorise. ``lane_argmax`` reads a contiguous run of a row as chunks of
 maxima, one instruction per chunk and lane set (three for floats, whose order it reads
 off their bits), and reduces them to the run's maximum. Where that beats the best of
 the row so far, the second reads the run again, from cache, and finds the first (or
-last) chunk and lane that hold it, without a branch on the data. ``group_argmax``
-searches as many short rows at once as a vector has lanes, so that their horizontal
-reductions are shared. ``lane_rows_update`` works across rows instead, for each column
-of a block: a group of rows is folded into running maxima and row numbers that stay in
-registers meanwhile. All are written in LLVM IR (numba would keep such lane state in
-memory), with vector types that LLVM maps onto whatever SIMD width the CPU has.
+last) chunk and lane that hold it, without a branch on the data. (Short rows are
+searched many at once: ``_row_groups``.) ``lane_rows_update`` works across rows
+instead, for each column of a block: a group of rows is folded into running maxima and
+row numbers that stay in registers meanwhile. Both are written in LLVM IR (numba would
+keep such lane state in memory), with vector types that LLVM maps onto whatever SIMD
+width the CPU has.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
-from llvmlite.binding import get_process_triple
 from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic, overload
 
 from ._dtypes import KIND_INT
-from ._keys import float_key_ir, lowest_key
+from ._ir import (
+    VECTOR_BYTES,
+    count_zeros,
+    equal_to,
+    key_ir,
+    loaded,
+    prefetch,
+    reduce,
+    resize,
+    splat,
+)
+from ._keys import lowest_key
 
 __all__ = [
     "FAR_FOLD_ROWS",
     "FAR_ROW_BYTES",
     "FOLD_ROWS",
-    "GROUP_ROW_BYTES",
+    "PREFETCH",
+    "RUN_BYTES",
     "VECTOR_BYTES",
-    "group_argmax",
     "lane_argmax",
     "lane_count",
     "lane_rows_update",
     "lane_span",
+    "lanes_of",
 ]
 
-# Bytes per vector: one 512-bit register, or two 256-bit ones.
-VECTOR_BYTES = 64
 # Bytes one ``lane_argmax`` call reads: its second pass reads them again, from L1.
 RUN_BYTES = 1 << 14
 # Chunks ahead of the one read that ``lane_argmax`` fetches: 8 KiB. Measured on 64 MiB in
 # rows of 512 bytes to 64 KiB: 1.05-1.2 of the read bound, against 1.2-1.4 without.
 PREFETCH = 128
-# Rows up to this long are searched many at a time (``group_argmax``), each as one
-# vector of one or two registers. Measured on 64 MiB, against one row at a time: rows
-# of 10-16 float32 1.4-1.6 of the read bound instead of 3.5-7, rows of 16 int8 2.5-3.2
-# instead of 20, rows of 10 float64 1.3-2.0 instead of 3.2-3.7; rows of 200-256 bytes
-# were slower in groups (as loops over chunks).
-GROUP_ROW_BYTES = 2 * VECTOR_BYTES
 # Rows per call of ``lane_rows_update`` that it unrolls (measured on float64 columns of
 # 1 KiB: 2x faster than a loop over the rows) ...
 FOLD_ROWS = 8
@@ -72,13 +75,14 @@ def lane_span(like):
     raise NotImplementedError("lane_span() is only callable from compiled code")
 
 
-def _lanes(array_type) -> int:
+def lanes_of(array_type) -> int:
+    """Elements per vector for numba array type ``array_type``."""
     return VECTOR_BYTES * 8 // array_type.dtype.bitwidth
 
 
 @overload(lane_count)
 def _lane_count_overload(like):
-    lanes = _lanes(like)
+    lanes = lanes_of(like)
     return lambda like: lanes
 
 
@@ -86,47 +90,6 @@ def _lane_count_overload(like):
 def _lane_span_overload(like):
     span = RUN_BYTES * 8 // like.dtype.bitwidth
     return lambda like: span
-
-
-def _reduce(builder: ir.IRBuilder, op: str, vector: ir.Value) -> ir.Value:
-    vty = vector.type
-    name = f"llvm.vector.reduce.{op}.v{vty.count}i{vty.element.width}"
-    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty.element, [vty]), name)
-    return builder.call(fn, [vector])
-
-
-def _prefetch(builder: ir.IRBuilder, pointer: ir.Value) -> None:
-    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-    fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-    # read, keep in all cache levels, data
-    args = [
-        builder.bitcast(pointer, i8p),
-        ir.Constant(i32, 0),
-        ir.Constant(i32, 3),
-        ir.Constant(i32, 1),
-    ]
-    builder.call(fn, args)
-
-
-def _splat(builder: ir.IRBuilder, value: ir.Value, count: int) -> ir.Value:
-    i32 = ir.IntType(32)
-    undefined = ir.Constant(ir.VectorType(value.type, count), ir.Undefined)
-    one = builder.insert_element(undefined, value, ir.Constant(i32, 0))
-    return builder.shuffle_vector(one, undefined, ir.Constant(ir.VectorType(i32, count), 0))
-
-
-def _resize(builder: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
-    """An unsigned integer (or vector) ``value`` at another width."""
-    have = (value.type.element if isinstance(value.type, ir.VectorType) else value.type).width
-    want = (to.element if isinstance(to, ir.VectorType) else to).width
-    if have < want:
-        return builder.zext(value, to)
-    return builder.trunc(value, to) if have > want else value
-
-
-def _key_ir(builder: ir.IRBuilder, value: ir.Value, kind: int) -> ir.Value:
-    return value if kind == KIND_INT else float_key_ir(builder, value, kind)
 
 
 def _fold(builder, unsigned: bool, last: int, best_ptr, number_ptr, value, number) -> None:
@@ -137,17 +100,8 @@ def _fold(builder, unsigned: bool, last: int, best_ptr, number_ptr, value, numbe
     take = cmp(">=" if last else ">", value, best)
     builder.store(builder.select(take, value, best), best_ptr)
     lanes = builder.load(number_ptr)
-    number = _splat(builder, _resize(builder, number, lanes.type.element), lanes.type.count)
+    number = splat(builder, resize(builder, number, lanes.type.element), lanes.type.count)
     builder.store(builder.select(take, number, lanes), number_ptr)
-
-
-def _count_zeros(builder: ir.IRBuilder, mask: ir.Value, leading: bool) -> ir.Value:
-    """Leading (or trailing) zero bits of the integer ``mask``, as an i64."""
-    name = f"llvm.{'ctlz' if leading else 'cttz'}.i{mask.type.width}"
-    fnty = ir.FunctionType(mask.type, [mask.type, ir.IntType(1)])
-    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
-    zeros = builder.call(fn, [mask, ir.Constant(ir.IntType(1), 0)])
-    return _resize(builder, zeros, ir.IntType(64))
 
 
 class _Run:
@@ -164,7 +118,7 @@ class _Run:
         self.full = builder.udiv(count, ir.Constant(i64, lanes))
         self.rest = builder.sub(count, builder.mul(self.full, ir.Constant(i64, lanes)))
         self.has_tail = builder.icmp_unsigned(">", self.rest, ir.Constant(i64, 0))
-        rests = _splat(builder, _resize(builder, self.rest, vty.element), lanes)
+        rests = splat(builder, resize(builder, self.rest, vty.element), lanes)
         self.inside = builder.icmp_unsigned("<", ir.Constant(vty, list(range(lanes))), rests)
 
     def chunk(self, c):
@@ -176,19 +130,19 @@ class _Run:
         """The tail as one vector, its lanes past the end undefined: loaded directly, or
         copied first near the end of the array, where the load would leave it."""
         builder, i64 = self.builder, ir.IntType(64)
-        loaded = cgutils.alloca_once(builder, self.vty)
+        buffer = cgutils.alloca_once(builder, self.vty)
         end = builder.add(builder.add(self.first, self.count), ir.Constant(i64, self.lanes - 1))
         with builder.if_else(builder.icmp_signed("<=", end, self.array_struct.nitems)) as (
             load,
             copy,
         ):
             with load:
-                builder.store(self.chunk(self.full), loaded)
+                builder.store(self.chunk(self.full), buffer)
             with copy:
-                builder.store(ir.Constant(self.vty, 0), loaded)
+                builder.store(ir.Constant(self.vty, 0), buffer)
                 start = builder.gep(self.base, [self.full])
-                cgutils.raw_memcpy(builder, loaded, start, self.rest, self.vty.element.width // 8)
-        return _loaded(builder, builder.load(loaded))
+                cgutils.raw_memcpy(builder, buffer, start, self.rest, self.vty.element.width // 8)
+        return loaded(builder, builder.load(buffer))
 
     def search(self, matches, last: int) -> ir.Value:
         """The first (``last``: last) position whose lanes ``matches(vector)`` (an i64);
@@ -228,49 +182,9 @@ class _Run:
                 builder.store(builder.bitcast(matches(self.chunk(c)), mty), mask_ptr)
             with part:
                 builder.store(builder.bitcast(tail_hits(), mty), mask_ptr)
-        zeros = _count_zeros(builder, builder.load(mask_ptr), leading=bool(last))
+        zeros = count_zeros(builder, builder.load(mask_ptr), leading=bool(last))
         lane = builder.sub(ir.Constant(i64, lanes - 1), zeros) if last else zeros
         return builder.add(builder.mul(c, ir.Constant(i64, lanes)), lane)
-
-
-# Constraint of a vector register in inline assembly, by processor (none: elsewhere).
-_VECTOR_REGISTER = {"x86_64": "v", "aarch64": "w"}.get(get_process_triple().split("-")[0])
-
-
-def _loaded(builder, value: ir.Value) -> ir.Value:
-    """``value``, a vector just loaded, kept in a register: an empty inline assembly
-    block stops LLVM from merging the load into a masked instruction (a blend or compare
-    that reads memory under a mask), which took twice the time on 64 MiB of int32 rows
-    of 16 (AMD Zen 5)."""
-    if _VECTOR_REGISTER is None:
-        return value
-    fnty = ir.FunctionType(value.type, [value.type])
-    return builder.asm(fnty, "", f"={_VECTOR_REGISTER},0", [value], False)
-
-
-def _vector_at(builder, data: ir.Value, vty: ir.VectorType):
-    """A loader of the vector at a flat element index of an array's ``data`` (read as
-    registers of ``VECTOR_BYTES``, put together)."""
-    part = ir.VectorType(vty.element, min(vty.count, VECTOR_BYTES * 8 // vty.element.width))
-
-    def load(index):
-        parts = []
-        for k in range(vty.count // part.count):
-            at = builder.add(index, ir.Constant(index.type, k * part.count))
-            pointer = builder.bitcast(builder.gep(data, [at]), part.as_pointer())
-            parts.append(_loaded(builder, builder.load(pointer, align=vty.element.width // 8)))
-        while len(parts) > 1:
-            count = 2 * parts[0].type.count
-            joined = ir.Constant(ir.VectorType(ir.IntType(32), count), list(range(count)))
-            pairs = zip(parts[::2], parts[1::2], strict=True)
-            parts = [builder.shuffle_vector(a, b, joined) for a, b in pairs]
-        return parts[0]
-
-    return load
-
-
-def _equal_to(builder, target: ir.Value, lanes: int):
-    return lambda v: builder.icmp_unsigned("==", v, _splat(builder, target, lanes))
 
 
 @intrinsic(prefer_literal=True)
@@ -291,7 +205,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
     bits = x.dtype.bitwidth
     if not (isinstance(floor, types.Integer) and floor.bitwidth == bits):
         raise errors.TypingError(f"lane_argmax(): floor must be a {bits}-bit key")
-    lanes = _lanes(x)
+    lanes = lanes_of(x)
     unsigned = kind_value == KIND_INT and not x.dtype.signed
     key_type = x.dtype if kind_value == KIND_INT else getattr(types, f"int{bits}")
     signature = types.Tuple((key_type, types.int64))(x, start, length, kind, last, floor)
@@ -335,12 +249,12 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
             # Far enough ahead for the memory's latency: rows of a few hundred bytes
             # are too short for the hardware's stream detection to keep up.
             ahead = builder.gep(run.base, [builder.add(c, ir.Constant(i64, PREFETCH))])
-            _prefetch(builder, ahead)
+            prefetch(builder, ahead)
             take(value, False)
         with builder.if_then(run.has_tail):
             take(run.tail(), True)
         reduced = [
-            _reduce(builder, op, builder.load(ptr))
+            reduce(builder, op, builder.load(ptr))
             for (op, _), ptr in zip(extremes, running, strict=True)
         ]
         if kind_value == KIND_INT:
@@ -367,13 +281,13 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
         def search(matches):
             builder.store(run.search(matches, last_value), at_ptr)
 
-        def equal_to(target):
-            return _equal_to(builder, target, lanes)
+        def lanes_equal_to(target):
+            return equal_to(builder, target, lanes)
 
         cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
         with builder.if_then(cmp(">=" if last_value else ">", top, floor_key)):
             if kind_value == KIND_INT:
-                search(equal_to(top))
+                search(lanes_equal_to(top))
             else:
                 # Every key but that of zero (+0.0 and -0.0) and that of NaN (every NaN)
                 # has one bit pattern: compare bits, not keys, where it can.
@@ -388,102 +302,11 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
                 )
                 with builder.if_else(one_pattern, likely=True) as (by_bits, by_key):
                     with by_bits:
-                        search(equal_to(pattern))
+                        search(lanes_equal_to(pattern))
                     with by_key:
-                        key_is_top = equal_to(top)
-                        search(lambda v: key_is_top(_key_ir(builder, v, kind_value)))
+                        key_is_top = lanes_equal_to(top)
+                        search(lambda v: key_is_top(key_ir(builder, v, kind_value)))
         return context.make_tuple(builder, sig.return_type, [top, builder.load(at_ptr)])
-
-    return signature, codegen
-
-
-@intrinsic(prefer_literal=True)
-def group_argmax(typingctx, x, o, out, kind, last, wide):
-    """Write the position of the maximum of each of the rows ``o`` to ``o + lanes - 1``
-    of the C-contiguous ``x[outer, n]`` into ``out[o:]``, where ``lanes = wide *
-    lane_count(x)`` and a row has at most ``lanes`` elements.
-
-    For short rows, where a horizontal reduction per row costs more than reading the
-    row: each row is one vector of ``wide * VECTOR_BYTES`` bytes (its lanes past the row
-    set to the lowest key), and a tree of shuffles and maxima reduces the vectors of all
-    the rows together into one with a lane per row; each row's vector is then compared
-    with its maximum. The caller makes sure that every row's vector load stays in the
-    array. ``kind`` is a constant, as for ``lane_argmax``, and so is ``wide``, 1 or 2;
-    ``last`` (1: the last occurrence of the maximum) need not be.
-    """
-    if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
-        raise errors.TypingError("group_argmax(): x must be a C-contiguous 2-D array")
-    if not (isinstance(out, types.Array) and out.layout == "C" and out.ndim == 1):
-        raise errors.TypingError("group_argmax(): out must be a C-contiguous 1-D array")
-    if not all(isinstance(v, types.IntegerLiteral) for v in (kind, wide)):
-        raise errors.TypingError("group_argmax(): kind and wide must be constants")
-    if not isinstance(last, types.Integer):
-        raise errors.TypingError("group_argmax(): last must be an integer")
-    kind_value = kind.literal_value
-    bits = x.dtype.bitwidth
-    lanes = wide.literal_value * _lanes(x)
-    unsigned = kind_value == KIND_INT and not x.dtype.signed
-    signature = types.none(x, o, out, kind, last, wide)
-
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        ity = ir.IntType(bits)
-        vty = ir.VectorType(ity, lanes)
-        mty = ir.IntType(lanes)  # a bit per lane
-        zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
-        rows = ir.Constant(i64, lanes)
-        x_struct = context.make_array(sig.args[0])(context, builder, args[0])
-        out_struct = context.make_array(sig.args[2])(context, builder, args[2])
-        n = cgutils.unpack_tuple(builder, x_struct.shape, 2)[1]
-        lowest = ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
-        bigger = builder.icmp_unsigned if unsigned else builder.icmp_signed
-        vector_at = _vector_at(builder, x_struct.data, vty)
-        lane = ir.Constant(vty, list(range(lanes)))
-        in_row = builder.icmp_unsigned("<", lane, _splat(builder, _resize(builder, n, ity), lanes))
-        is_last = builder.icmp_unsigned("!=", args[4], ir.Constant(args[4].type, 0))
-
-        # Every row's keys.
-        kept = cgutils.alloca_once(builder, vty, size=lanes)
-        first_row = builder.mul(args[1], n)
-        part = _lanes(x)  # elements per register
-        with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
-            row = builder.add(first_row, builder.mul(r, n))
-            value = vector_at(row)
-            # Fetched ahead, as in ``lane_argmax``; without it, integer rows of 80-96
-            # bytes took twice as long as float ones of the same bytes.
-            for k in range(wide.literal_value):
-                ahead = builder.add(row, ir.Constant(i64, (PREFETCH + k) * part))
-                _prefetch(builder, builder.gep(x_struct.data, [ahead]))
-            key = builder.select(in_row, _key_ir(builder, value, kind_value), lowest)
-            builder.store(key, builder.gep(kept, [r]))
-
-        # The tree: each step pairs vectors that hold the maxima of k rows in lanes/k
-        # lanes each into one that holds 2k rows in half as many lanes each.
-        vectors = [builder.load(builder.gep(kept, [ir.Constant(i64, r)])) for r in range(lanes)]
-        width = lanes
-        index = ir.VectorType(ir.IntType(32), lanes)
-        while len(vectors) > 1:
-            half = width // 2
-            low = [(p // half) * width + p % half for p in range(lanes)]  # of a, then b
-            high = [i + half for i in low]
-            paired = []
-            for a, b in zip(vectors[::2], vectors[1::2], strict=True):
-                u = builder.shuffle_vector(a, b, ir.Constant(index, low))
-                v = builder.shuffle_vector(a, b, ir.Constant(index, high))
-                paired.append(builder.select(bigger(">", u, v), u, v))
-            vectors, width = paired, half
-        tops = builder.bitcast(cgutils.alloca_once_value(builder, vectors[0]), ity.as_pointer())
-
-        # Each row's keys compared with its maximum: the first (last) lane that holds it.
-        with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
-            is_top = _equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
-            hits = builder.and_(is_top(builder.load(builder.gep(kept, [r]))), in_row)
-            mask = builder.bitcast(hits, mty)
-            leading = _count_zeros(builder, mask, leading=True)
-            first = _count_zeros(builder, mask, leading=False)
-            at = builder.select(is_last, builder.sub(ir.Constant(i64, lanes - 1), leading), first)
-            builder.store(at, builder.gep(out_struct.data, [builder.add(args[1], r)]))
-        return context.get_dummy_value()
 
     return signature, codegen
 
@@ -507,7 +330,7 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
         raise errors.TypingError("lane_rows_update(): kind and last must be constants")
     kind_value, last_value = kind.literal_value, last.literal_value
     bits = x.dtype.bitwidth
-    lanes = _lanes(x)
+    lanes = lanes_of(x)
     unsigned = kind_value == KIND_INT and not x.dtype.signed
     signature = types.none(x, start, stride, nrows, width, best, hit, row0, kind, last)
 
@@ -529,7 +352,7 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
         nvectors = builder.udiv(size, ir.Constant(i64, lanes))
 
         def fold(r, value):
-            value = _key_ir(builder, value, kind_value)
+            value = key_ir(builder, value, kind_value)
             number = builder.add(args[7], r)
             _fold(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
 
@@ -550,7 +373,7 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
                 # too short for the hardware's stream detection.
                 for r in range(rows, 2 * rows):
                     at = builder.gep(column, [builder.mul(ir.Constant(i64, r), step)])
-                    _prefetch(builder, at)
+                    prefetch(builder, at)
 
             def is_group(rows: int):
                 return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))

@@ -19,7 +19,8 @@ from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 import argmax_numba._api as api
 from argmax_numba import argmax
 from argmax_numba._kernels import SHORT_ROW
-from argmax_numba._lanes import FAR_FOLD_ROWS, FAR_ROW_BYTES, FOLD_ROWS, GROUP_ROW_BYTES, RUN_BYTES
+from argmax_numba._lanes import FAR_FOLD_ROWS, FAR_ROW_BYTES, FOLD_ROWS, RUN_BYTES
+from argmax_numba._row_groups import GROUP_ROW_BYTES
 
 # Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
 # 64 elements per 64-byte vector) and beyond.
