@@ -1,12 +1,12 @@
 """Inputs large enough for the vector searches.
 
 Along the last axis a row is searched in chunks of one vector (8 to 64 lanes, by
-width), the last chunk masked; split rows start pieces at any offset; and a row longer
-than one search call (whose chunk numbers are kept as wide as the elements) is searched
-in several calls whose results are merged. Along other axes, vectors of columns fold
-eight rows at a time into running maxima (four, for rows far apart in memory), the
-columns after the last whole vector one by one, and row numbers restart every stretch
-of rows that the elements' width holds.
+width), the last chunk masked; split rows start pieces at any offset; a row longer than
+one search call (RUN_BYTES) is searched in several calls whose results are merged; and
+short rows are searched many at a time, one vector each. Along other axes, vectors of
+columns fold eight rows at a time into running maxima (four, for rows far apart in
+memory), the columns after the last whole vector one by one, and row numbers restart
+every stretch of rows that the elements' width holds.
 """
 
 from __future__ import annotations
