@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from llvmlite import ir
-from llvmlite.binding import get_process_triple
-from numba.core import cgutils
+from llvmlite.binding import get_host_cpu_name, get_process_triple
+from numba.core import cgutils, config
+from numba.core.codegen import get_host_cpu_features
 
 from ._dtypes import KIND_INT
 from ._keys import float_key_ir
@@ -80,19 +81,33 @@ def count_zeros(builder: ir.IRBuilder, mask: ir.Value, leading: bool) -> ir.Valu
     return resize(builder, zeros, ir.IntType(64))
 
 
-# Constraint of a vector register in inline assembly, by processor (none: elsewhere).
-_VECTOR_REGISTER = {"x86_64": "v", "aarch64": "w"}.get(get_process_triple().split("-")[0])
+def _keeps_loads_apart() -> bool:
+    """Whether ``loaded`` needs its barrier: on AMD Zen processors with AVX-512, as numba
+    compiles for them (its CPU name and features, as set by ``NUMBA_CPU_NAME`` and
+    ``NUMBA_CPU_FEATURES`` or read off the host), where a 64-byte vector is one register.
+    Elsewhere the barrier is left out: LLVM may split such a vector into smaller
+    registers there, which the barrier's register constraint would not allow."""
+    if get_process_triple().split("-")[0] != "x86_64":
+        return False
+    name = config.CPU_NAME or get_host_cpu_name()
+    features = config.CPU_FEATURES
+    if features is None:
+        features = get_host_cpu_features()
+    return name.startswith("znver") and "+avx512f" in features.split(",")
+
+
+_BARRIER = _keeps_loads_apart()
 
 
 def loaded(builder, value: ir.Value) -> ir.Value:
-    """``value``, a vector just loaded, kept in a register: an empty inline assembly
-    block stops LLVM from merging the load into a masked instruction (a blend or compare
-    that reads memory under a mask), which took twice the time on 64 MiB of int32 rows
-    of 16 (AMD Zen 5)."""
-    if _VECTOR_REGISTER is None:
+    """``value``, a vector of ``VECTOR_BYTES`` just loaded, kept in a register: an empty
+    inline assembly block stops LLVM from merging the load into a masked instruction (a
+    blend or compare that reads memory under a mask), which took twice the time on 64
+    MiB of int32 rows of 16 (AMD Zen 5). Only where ``_keeps_loads_apart``."""
+    if not _BARRIER or value.type.count * value.type.element.width != 8 * VECTOR_BYTES:
         return value
     fnty = ir.FunctionType(value.type, [value.type])
-    return builder.asm(fnty, "", f"={_VECTOR_REGISTER},0", [value], False)
+    return builder.asm(fnty, "", "=v,0", [value], False)
 
 
 def vector_at(builder, data: ir.Value, vty: ir.VectorType):

@@ -1,0 +1,64 @@
+"""Kernels compiled for CPUs other than the one running the tests.
+
+numba compiles for the CPU that ``NUMBA_CPU_NAME`` and ``NUMBA_CPU_FEATURES`` name (by
+default the host's). Some code generation depends on it: on AMD Zen with AVX-512 the
+row loads are kept apart from masked instructions by an inline assembly block whose
+register must hold a whole 64-byte vector, which other CPUs cannot do. A child process
+compiles for an AVX2 CPU (the instructions run on any x86-64 CPU that has AVX2) and
+checks the row searches against numpy.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+HASWELL = (
+    "+64bit,+avx,+avx2,+bmi,+bmi2,+cmov,+cx16,+f16c,+fma,+fxsr,+lzcnt,+mmx,+movbe,"
+    "+popcnt,+sse,+sse2,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave"
+)
+
+CHECK = textwrap.dedent(
+    """
+    import numpy as np
+    from argmax_numba import argmax
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.int8):
+        # Rows in groups of one and two registers, rows in two passes, columns.
+        for shape in ((1000, 10), (1000, 20), (300, 100), (64, 3000)):
+            x = (rng.standard_normal(shape) * 50).astype(dtype)
+            for axis in (0, 1):
+                for last in (0, 1):
+                    if last:
+                        want = x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis)
+                    else:
+                        want = np.argmax(x, axis)
+                    got = argmax(x, axis, 0, last)
+                    assert (got == want).all(), (dtype, shape, axis, last)
+    print("ok")
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 CPU names")
+def test_compiles_and_runs_for_an_avx2_cpu(tmp_path):
+    env = dict(os.environ)
+    env.update(
+        NUMBA_CPU_NAME="haswell",
+        NUMBA_CPU_FEATURES=HASWELL,
+        NUMBA_CACHE_DIR=str(tmp_path),
+        PYTHONPATH=ROOT + os.pathsep + env.get("PYTHONPATH", ""),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
