@@ -12,9 +12,9 @@ from ._keys import float_key_ir
 
 __all__ = [
     "VECTOR_BYTES",
-    "count_zeros",
     "equal_to",
     "key_ir",
+    "lane_of",
     "loaded",
     "prefetch",
     "reduce",
@@ -72,13 +72,25 @@ def key_ir(builder: ir.IRBuilder, value: ir.Value, kind: int) -> ir.Value:
     return value if kind == KIND_INT else float_key_ir(builder, value, kind)
 
 
-def count_zeros(builder: ir.IRBuilder, mask: ir.Value, leading: bool) -> ir.Value:
+def _count_zeros(builder: ir.IRBuilder, mask: ir.Value, leading: bool) -> ir.Value:
     """Leading (or trailing) zero bits of the integer ``mask``, as an i64."""
     name = f"llvm.{'ctlz' if leading else 'cttz'}.i{mask.type.width}"
     fnty = ir.FunctionType(mask.type, [mask.type, ir.IntType(1)])
     fn = cgutils.get_or_insert_function(builder.module, fnty, name)
     zeros = builder.call(fn, [mask, ir.Constant(ir.IntType(1), 0)])
     return resize(builder, zeros, ir.IntType(64))
+
+
+def lane_of(builder: ir.IRBuilder, mask: ir.Value, last) -> ir.Value:
+    """The first lane set in ``mask`` (an integer with a bit per lane), or with ``last``
+    the last one, as an i64. ``last`` is a bool known when compiling, or an i1 chosen at
+    run time."""
+    if isinstance(last, ir.Value):
+        return builder.select(last, lane_of(builder, mask, True), lane_of(builder, mask, False))
+    if not last:
+        return _count_zeros(builder, mask, leading=False)
+    top = ir.Constant(ir.IntType(64), mask.type.width - 1)
+    return builder.sub(top, _count_zeros(builder, mask, leading=True))
 
 
 def _keeps_loads_apart() -> bool:

@@ -24,9 +24,9 @@ from numba.extending import intrinsic, overload
 from ._dtypes import KIND_INT
 from ._ir import (
     VECTOR_BYTES,
-    count_zeros,
     equal_to,
     key_ir,
+    lane_of,
     loaded,
     prefetch,
     reduce,
@@ -182,8 +182,7 @@ class _Run:
                 builder.store(builder.bitcast(matches(self.chunk(c)), mty), mask_ptr)
             with part:
                 builder.store(builder.bitcast(tail_hits(), mty), mask_ptr)
-        zeros = count_zeros(builder, builder.load(mask_ptr), leading=bool(last))
-        lane = builder.sub(ir.Constant(i64, lanes - 1), zeros) if last else zeros
+        lane = lane_of(builder, builder.load(mask_ptr), bool(last))
         return builder.add(builder.mul(c, ir.Constant(i64, lanes)), lane)
 
 

@@ -15,7 +15,7 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
 from ._dtypes import KIND_INT
-from ._ir import VECTOR_BYTES, count_zeros, equal_to, key_ir, prefetch, resize, splat, vector_at
+from ._ir import VECTOR_BYTES, equal_to, key_ir, lane_of, prefetch, resize, splat, vector_at
 from ._keys import lowest_key
 from ._lanes import PREFETCH, lanes_of
 
@@ -110,10 +110,7 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
             is_top = equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
             hits = builder.and_(is_top(builder.load(builder.gep(kept, [r]))), in_row)
-            mask = builder.bitcast(hits, mty)
-            leading = count_zeros(builder, mask, leading=True)
-            first = count_zeros(builder, mask, leading=False)
-            at = builder.select(is_last, builder.sub(ir.Constant(i64, lanes - 1), leading), first)
+            at = lane_of(builder, builder.bitcast(hits, mty), is_last)
             builder.store(at, builder.gep(out_struct.data, [builder.add(args[1], r)]))
         return context.get_dummy_value()
 
