@@ -17,8 +17,14 @@ from ._kernels import KERNELS, SHORT_ROW
 
 __all__ = ["argmax"]
 
-# Below this many elements one thread is faster than waking the pool.
-SERIAL_BELOW = 1 << 15
+# Inputs of fewer bytes than this are reduced on the calling thread: waking the pool
+# costs 5-10 us, about what one thread takes to read 512 KiB from cache (measured on
+# rows, columns and tall, narrow inputs of 64 KiB to 2 MiB: one thread was 1.2-3x
+# faster up to 512 KiB, and 0.8-1.7x at 1-2 MiB) ...
+SERIAL_BELOW_BYTES = 1 << 19
+# ... except where the reduced axis and those after it span fewer bytes than this
+# (many small blocks, read more slowly): there, below an eighth of it.
+SMALL_BLOCK_BYTES = 1 << 14
 # Bytes of each row that one task of the ``cols`` kernel reads as one stretch: longer
 # stretches are read faster (64 MiB along axis 0 of (256, N), against 2048 elements a
 # task: int8 1.47 -> 1.35 of the read bound, float32 1.38 -> 1.29); the running maxima
@@ -92,6 +98,16 @@ ROWS, SHORT, COLS, NARROW = 0, 1, 2, 3
 
 
 @register_jitable
+def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
+    """Whether reducing ``(outer, n, inner)`` is faster on one thread than on the pool,
+    for Python and compiled callers alike."""
+    nbytes = outer * n * inner * itemsize
+    if inner > 1 and n * inner * itemsize < SMALL_BLOCK_BYTES:
+        return nbytes < SERIAL_BELOW_BYTES // 8
+    return nbytes < SERIAL_BELOW_BYTES
+
+
+@register_jitable
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
     compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
@@ -145,7 +161,7 @@ def _run(
     """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
     the flat int64 ``out`` of ``outer * inner`` elements. Returns what ``_choose`` chose
     where that was a serial kernel (a plan to remember), else None."""
-    parallel = outer * n * inner >= SERIAL_BELOW and _threading.parallel_allowed()
+    parallel = not serial(outer, n, inner, view.itemsize) and _threading.parallel_allowed()
     chosen = _choose(kind, view, outer, n, inner, parallel)
     fn, in_shape, out_shape, extra = chosen
     args = (view.reshape(in_shape), out.reshape(out_shape), last, *extra)
@@ -261,7 +277,7 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
         out = np.empty(x.size // n, dtype=np.int64)
         serial_plan = _run(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
         plain_args = type(axis) is int and type(keepdims) is int
-        if plain_args and serial_plan and x.size < SERIAL_BELOW and flags.writeable:
+        if plain_args and serial_plan and flags.writeable:
             _remember(x, axis, keep, last, view, serial_plan, out_shape)
         return out.reshape(out_shape)
 

@@ -23,7 +23,7 @@ from numba.np.numpy_support import as_dtype
 from numba.np.ufunc.parallel import _launch_threads
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from ._api import COLS, ROWS, SERIAL_BELOW, SHORT, argmax, plan
+from ._api import COLS, ROWS, SHORT, argmax, plan, serial
 from ._dtypes import kernel_view
 from ._task_table import KERNEL_NAMES, run_kernel
 
@@ -149,7 +149,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         _advise_huge_pages(out)
         if outer * inner > 0:
             view = np.ascontiguousarray(data).view(view_type)
-            parallel = view.size >= SERIAL_BELOW
+            parallel = not serial(outer, n, inner, itemsize)
             threads = _thread_count() if parallel else 1
             which, p1, p2 = plan(outer, n, inner, itemsize, threads)
             if which == ROWS or which == SHORT:

@@ -88,9 +88,9 @@ def kernel_path(request, monkeypatch):
     small inputs, with rows split, inner blocks and side-by-side row groups small enough
     to cross borders."""
     if request.param == "serial":
-        monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62)
+        monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 1 << 62)
     else:
-        monkeypatch.setattr(api, "SERIAL_BELOW", 0)
+        monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 0)
         monkeypatch.setattr(api, "MIN_ROW_CHUNK", 3)
         monkeypatch.setattr(api, "COL_BLOCK_BYTES", 40)
         monkeypatch.setattr(api, "LANE_BYTES", 16)

@@ -33,13 +33,16 @@ def test_matches_onnx_reference(case):
     x, axis, keep, last, layout, parallel = case
     y = with_layout(x, layout)
     before = y.tobytes()
-    saved = api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK_BYTES, api.LANE_BYTES
+    names = ("SERIAL_BELOW_BYTES", "MIN_ROW_CHUNK", "COL_BLOCK_BYTES", "LANE_BYTES")
+    saved = [getattr(api, name) for name in names]
     if parallel:
-        api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK_BYTES, api.LANE_BYTES = 0, 2, 24, 16
+        for name, value in zip(names, (0, 2, 24, 16), strict=True):
+            setattr(api, name, value)
     try:
         got = argmax(y, axis, keep, last)
     finally:
-        api.SERIAL_BELOW, api.MIN_ROW_CHUNK, api.COL_BLOCK_BYTES, api.LANE_BYTES = saved
+        for name, value in zip(names, saved, strict=True):
+            setattr(api, name, value)
     want = onnx_argmax(x, axis, keep, last)
     assert got.dtype == np.int64 and got.shape == want.shape
     np.testing.assert_array_equal(got, want)

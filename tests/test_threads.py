@@ -32,9 +32,10 @@ def _run_python(code: str, **env: str) -> subprocess.CompletedProcess:
 
 def test_eight_threads_at_once():
     rng = np.random.default_rng(5)
-    inputs = [rng.standard_normal((200 + i, 300)).astype(np.float32) for i in range(8)]
+    inputs = [rng.standard_normal((600 + i, 300)).astype(np.float32) for i in range(8)]
     expected = [np.argmax(x, axis=i % 2) for i, x in enumerate(inputs)]
-    assert inputs[0].size >= api.SERIAL_BELOW  # the parallel kernels run concurrently
+    # The parallel kernels run concurrently, along either axis.
+    assert not api.serial(1, 600, 300, 4) and not api.serial(600, 300, 1, 4)
 
     def work(i):
         return [argmax(inputs[i], i % 2, 0, 0) for _ in range(20)]

@@ -2,11 +2,12 @@
 
 Along the last axis a row is searched in chunks of one vector (8 to 64 lanes, by
 width), the last chunk masked; split rows start pieces at any offset; a row longer than
-one search call (RUN_BYTES) is searched in several calls whose results are merged; and
-short rows are searched many at a time, one vector each. Along other axes, vectors of
-columns fold eight rows at a time into running maxima (four, for rows far apart in
-memory), the columns after the last whole vector one by one, and row numbers restart
-every stretch of rows that the elements' width holds.
+one search call (RUN_BYTES) is searched in several calls whose results are merged, and
+within a call only the block of vectors that holds the maximum is searched; short rows
+are searched many at a time, one vector each. Along other axes, vectors of columns fold
+eight rows at a time into running maxima (four, for rows far apart in memory), the
+columns after the last whole vector one by one, and row numbers restart every stretch
+of rows that the elements' width holds.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 import argmax_numba._api as api
 from argmax_numba import argmax
 from argmax_numba._kernels import SHORT_ROW
-from argmax_numba._lanes import FAR_FOLD_ROWS, FAR_ROW_BYTES, FOLD_ROWS, RUN_BYTES
+from argmax_numba._lanes import (
+    BLOCK_CHUNKS,
+    FAR_FOLD_ROWS,
+    FAR_ROW_BYTES,
+    FOLD_ROWS,
+    RUN_BYTES,
+)
 from argmax_numba._row_groups import GROUP_ROW_BYTES
 
 # Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
@@ -47,7 +54,7 @@ def test_row_longer_than_one_run(dtype, monkeypatch):
     # One call searches RUN_BYTES of a row; the next call searches its run only where
     # the run's maximum beats the best so far (or ties it, for the last occurrence).
     # The serial path searches a whole row in one task.
-    monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62)
+    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 1 << 62)
     lanes = 64 // dtype.itemsize
     run = RUN_BYTES // dtype.itemsize
     n = 2 * run + lanes + 3
@@ -63,6 +70,62 @@ def test_row_longer_than_one_run(dtype, monkeypatch):
                 got = argmax(x, 0, 0, last)
                 assert got == (where[-1] if last else where[0]), (top, where, last)
                 assert got == onnx_argmax(x, 0, 0, last)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_maxima_on_block_borders(dtype, kernel_path):
+    # A search call keeps the running maxima of each block of BLOCK_CHUNKS vectors apart,
+    # and looks for the maximum only in the first (or last) block that holds it: maxima
+    # and ties on the borders of blocks, within one block, and in the masked last chunk;
+    # for floats also the cases that compare keys, not bits (+0.0 and -0.0, NaNs of
+    # either sign) and rows with no positive number.
+    lanes = 64 // dtype.itemsize
+    block = BLOCK_CHUNKS * lanes
+    # Three whole blocks and a fourth with a masked chunk; two and a masked chunk alone.
+    for n in (3 * block + lanes + 3, 2 * block + 3):
+        places = (
+            [block - 1, block],
+            [block, 2 * block + 1],
+            [n - 1],
+            [0, 2 * block],
+            [block - 1, n - 1],
+            [2 * block - 1, 2 * block],
+            [block + 5, block + lanes + 5],
+            [n - 3, n - 2],
+        )
+        _check_block_borders(dtype, n, places)
+
+
+def _check_block_borders(dtype: np.dtype, n: int, places) -> None:
+    rng = np.random.default_rng(13)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        bases = {"small": rng.integers(0, 4, size=(2, n)).astype(dtype)}
+        tops = {"small": np.array([info.max, 4], dtype=dtype)}
+    else:
+        bits = 8 * dtype.itemsize
+        inf = int(np.array(np.inf, dtype).view(f"u{dtype.itemsize}"))
+        nans = _bits(dtype, [inf + 1, (1 << (bits - 1)) | inf + 1])  # of either sign
+        negative = -np.abs(rng.standard_normal((2, n))) - 1.0
+        bases = {"mixed": rng.standard_normal((2, n)), "negative": negative}
+        tops = {
+            "mixed": np.concatenate([np.array([np.inf], dtype=dtype), nans]),
+            "negative": np.array([-1e-3, -0.0, 0.0]).astype(dtype),
+        }
+    for name, base in bases.items():
+        base = base.astype(dtype)
+        for top in tops[name]:
+            for where in places:
+                x = base.copy()
+                x[:, where] = top
+                if dtype.kind == "f" and top == 0:  # a -0.0 and a +0.0 tie
+                    x[0, where[-1]] = -top
+                for last in (0, 1):
+                    np.testing.assert_array_equal(
+                        argmax(x, 1, 1, last),
+                        onnx_argmax(x, 1, 1, last),
+                        err_msg=f"{name} {top!r} at {where}, last={last}",
+                    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -142,7 +205,7 @@ COLUMN_CASES = [
 def column_path(request, monkeypatch):
     """The serial column kernels, or the parallel ones on blocks of 72 bytes (a vector and
     an eighth), so that blocks end inside a vector too."""
-    monkeypatch.setattr(api, "SERIAL_BELOW", 1 << 62 if request.param == "serial" else 0)
+    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 1 << 62 if request.param == "serial" else 0)
     if request.param == "parallel":
         monkeypatch.setattr(api, "COL_BLOCK_BYTES", 72)
     return request.param
