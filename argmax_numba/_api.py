@@ -31,8 +31,10 @@ SMALL_BLOCK_BYTES = 1 << 14
 # and row numbers of a block stay in L2.
 COL_BLOCK_BYTES = 1 << 16
 # Inner extents under this many bytes use the ``narrow`` kernel, which reads rows side by
-# side as one row of about LANE_BYTES.
+# side as one row of about LANE_BYTES, where there are few blocks x[o] or ones of at
+# least NARROW_BLOCK_BYTES.
 NARROW_BYTES = 256
+NARROW_BLOCK_BYTES = 1 << 14
 LANE_BYTES = 1024
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
@@ -111,7 +113,8 @@ def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
     compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
-    SHORT_ROW elements, shorter than a vector), ``(COLS, block, 0)``
+    SHORT_ROW elements, shorter than a vector), ``(COLS, block, 0)`` (``block``
+    inner positions to a task; ``block // inner`` whole blocks where it spans them)
     or ``(NARROW, m, nsplit)``. ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
@@ -123,7 +126,13 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
         return ROWS, nchunks, 0
     m = max(1, LANE_BYTES // (inner * itemsize))  # rows read side by side
-    if inner * itemsize < NARROW_BYTES and n >= 4 * m:
+    # Few blocks x[o] (whose rows the narrow kernel splits between the cores), or large
+    # blocks of columns narrower than a vector (which ``cols`` reads one at a time);
+    # a narrow task per block cost 3-10x ``cols`` on (k, 64, 16) float32, (k, 256, 16)
+    # int8 and (k, 100, 40) float32 or int8 along axis 1 (64 MiB).
+    few = outer < 4 * threads
+    wide_blocks = inner * itemsize < VECTOR_BYTES and n * inner * itemsize >= NARROW_BLOCK_BYTES
+    if inner * itemsize < NARROW_BYTES and n >= 4 * m and (few or wide_blocks):
         nsplit = 1
         if threads > 1:
             nsplit = max(1, min(-(-4 * threads // outer), n // (64 * m)))
@@ -133,6 +142,13 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     # their shorter stretches, were 10% slower on (4096, 4096) float32 along axis 0).
     if threads > 1 and outer * -(-inner // block) < 2 * threads:
         block = max(64, -(-inner // -(-2 * threads // outer)))
+    elif block >= inner:
+        # Whole blocks x[o] to a task, as many as make COL_BLOCK_BYTES (a task per block
+        # of 4 KiB or less cost more than reading it), at least four tasks per thread.
+        per = max(1, COL_BLOCK_BYTES // (n * inner * itemsize))
+        if threads > 1:
+            per = max(1, min(per, -(-outer // (4 * threads))))
+        block = per * inner
     return COLS, block, 0
 
 

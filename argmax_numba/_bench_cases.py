@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from math import prod
 
 import ml_dtypes
 import numpy as np
@@ -39,6 +40,7 @@ KINDS = (
     "long-row",
     "tall-narrow",
     "short-rows",
+    "few-columns",
     "fortran",
     "small-10x10",
     "small-1000",
@@ -106,6 +108,8 @@ def _cube_cases(dtypes, nbytes: int, lasts) -> list[Case]:
 
 # Elements per row of the short-rows case: the scores of ten classes.
 SHORT_ROW = 10
+# Blocks (rows, columns) of the few-columns case, reduced along its rows (axis 1).
+FEW_COLUMNS = (64, 16)
 
 
 def _shape_cases(dtypes, nbytes: int) -> list[Case]:
@@ -116,6 +120,8 @@ def _shape_cases(dtypes, nbytes: int) -> list[Case]:
         cases.append(Case("long-row", name, (1, n), 1, 0))
         cases.append(Case("tall-narrow", name, (n, 4), 1, 0))
         cases.append(Case("short-rows", name, (rows, SHORT_ROW), 1, 0))
+        blocks = max(16, -(-nbytes // (prod(FEW_COLUMNS) * DTYPES[name].itemsize)))
+        cases.append(Case("few-columns", name, (blocks, *FEW_COLUMNS), 1, 0))
     return cases
 
 

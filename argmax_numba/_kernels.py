@@ -179,9 +179,10 @@ def _make_tasks(kind: int):
         return key_vector(nparts, x, kind), np.empty(nparts, np.int64)
 
     def col_task(x, out, t, nblocks, block, last):
-        n, inner = x.shape[1], x.shape[2]
-        o = t // nblocks
-        j0 = (t - o * nblocks) * block
+        outer, inner = x.shape[0], x.shape[2]
+        per = block // inner if nblocks == 1 else 1  # whole blocks x[o] (``cols``)
+        o0 = t // nblocks * per
+        j0 = (t - t // nblocks * nblocks) * block
         w = min(block, inner - j0)
         wv = w // lane_count(x) * lane_count(x)  # columns searched with whole vectors
         best = key_vector(w, x, kind)
@@ -189,6 +190,12 @@ def _make_tasks(kind: int):
         # index update runs on vectors as wide as the data's; whole groups of rows.
         span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(w, x)
+        for o in range(o0, min(o0 + per, outer)):
+            fold_block(x, out, o, j0, w, wv, span, best, hit, last)
+
+    def fold_columns(x, out, o, j0, w, wv, span, best, hit, last):
+        # Columns j0..j0+w of block x[o] (inlined into ``col_task``).
+        n, inner = x.shape[1], x.shape[2]
         itype = hit.dtype.type
         at = out[o, j0 : j0 + w]
         src = x[o, 0, j0 : j0 + w]
@@ -278,12 +285,14 @@ def _make_tasks(kind: int):
                 out[o, c] = at
 
     tasks = {}
-    for fn in (row_parts, merge_parts, col_task):
+    for fn in (row_parts, merge_parts):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
     # Tasks that call other tasks reach them as globals bound here. (No local variable of
     # this function may share a global's name: the tasks would hold it as a closure
     # cell, which numba's cache key pickles, and they would never be found in the cache.)
     fixed_fn = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
+    fold_fn = _compile(fold_columns, f"fold_columns_k{kind}", {}, inline="always")
+    tasks["col_task"] = _compile(col_task, f"col_task_k{kind}", {"fold_block": fold_fn})
     search_fn = _compile(row_search, f"row_search_k{kind}", {}, inline="always")
     bound = {"search": search_fn, "fixed": fixed_fn, "lane_task": tasks["col_task"]}
     for fn in (rows_task, short_any_task, row_piece_task, narrow_task):
@@ -318,7 +327,7 @@ def _compile(
 # Every driver runs one task per step of its loop as ``call_task(where, args)``: ``where``
 # is the task's address. The other names are bound to one key kind's compiled tasks.
 row_parts = merge_parts = None
-search = fixed = lane_task = ROW_LENGTH = None
+search = fixed = lane_task = fold_block = ROW_LENGTH = None
 
 
 def rows(x, out, last, where):
@@ -343,7 +352,8 @@ def row_pieces(x, out, last, nchunks, where):
 def cols(x, out, last, block, where):
     outer, inner = x.shape[0], x.shape[2]
     nblocks = (inner + block - 1) // block
-    for t in prange(outer * nblocks):
+    per = block // inner if nblocks == 1 else 1  # whole blocks x[o] to a task
+    for t in prange((outer + per - 1) // per * nblocks):
         call_task(where, (x, out, np.int64(t), nblocks, block, last))
 
 

@@ -238,6 +238,24 @@ def test_columns_far_apart(dtype, column_path):
                 )
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_many_small_blocks_to_a_task(dtype, column_path):
+    # Blocks x[o] of a few bytes are reduced many to a task (block // inner of them, the
+    # last task's fewer), with their columns in a partial vector or in none.
+    rng = np.random.default_rng(15)
+    for shape in ((1000, 7, 3), (257, 2, 5), (64, 16, 17), (90, 40, 2)):
+        outer, n, inner = shape
+        if column_path == "serial":
+            which, block, _ = api.plan(outer, n, inner, dtype.itemsize, 1)
+            assert which == api.COLS and block % inner == 0 and block // inner > 1
+        for special in (0.0, 0.3):
+            x = random_tensor(dtype, shape, rng, special=special)
+            for last in (0, 1):
+                np.testing.assert_array_equal(
+                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=str(shape)
+                )
+
+
 STRETCH_CASES = [(np.dtype(t), 300) for t in NARROW] + [
     (np.dtype(t), FAR_ROW_BYTES + 64) for t in NARROW if np.dtype(t).itemsize == 1
 ]
