@@ -179,7 +179,7 @@ def _make_tasks(kind: int):
         return key_vector(nparts, x, kind), np.empty(nparts, np.int64)
 
     def col_task(x, out, t, nblocks, block, last):
-        outer, inner = x.shape[0], x.shape[2]
+        outer, n, inner = x.shape
         per = block // inner if nblocks == 1 else 1  # whole blocks x[o] (``cols``)
         o0 = t // nblocks * per
         j0 = (t - t // nblocks * nblocks) * block
@@ -190,48 +190,43 @@ def _make_tasks(kind: int):
         # index update runs on vectors as wide as the data's; whole groups of rows.
         span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(w, x)
-        for o in range(o0, min(o0 + per, outer)):
-            fold_block(x, out, o, j0, w, wv, span, best, hit, last)
-
-    def fold_columns(x, out, o, j0, w, wv, span, best, hit, last):
-        # Columns j0..j0+w of block x[o] (inlined into ``col_task``).
-        n, inner = x.shape[1], x.shape[2]
         itype = hit.dtype.type
-        at = out[o, j0 : j0 + w]
-        src = x[o, 0, j0 : j0 + w]
-        for j in range(w):
-            best[j] = key(src[j], kind)
-            hit[j] = -1
-            at[j] = 0
-        first = (o * n) * inner + j0  # flat index of x[o, 0, j0]
         fold = FOLD_ROWS if inner * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
-        for k0 in range(1, n, span):
-            k1 = min(k0 + span, n)
-            # ``fold`` rows at a time are folded into the running maxima, which stay in
-            # registers meanwhile ...
-            for k in range(k0, k1, fold):
-                row_k, rows, number = first + k * inner, min(fold, k1 - k), k - k0
-                if last:
-                    lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 1)
-                else:
-                    lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 0)
-            # ... and the columns after the last whole vector, one element at a time
-            # (indexed, not sliced: a slice per row costs reference counting).
-            for k in range(k0, k1 if wv < w else k0):
-                r = itype(k - k0)
-                for j in range(wv, w):
-                    v = key(x[o, k, j0 + j], kind)
-                    if last:
-                        best[j], hit[j] = _take_last(best[j], hit[j], v, r)
-                    else:
-                        best[j], hit[j] = _take_first(best[j], hit[j], v, r)
-            # The stretch's row numbers into ``at`` (a select, not a branch: the loop is
-            # vectorised; for 8-bit data, 120-row stretches, that took 1.96 -> 1.70 of
-            # the read bound in cache).
+        for o in range(o0, min(o0 + per, outer)):
+            at = out[o, j0 : j0 + w]
+            src = x[o, 0, j0 : j0 + w]
             for j in range(w):
-                h = hit[j]
-                at[j] = k0 + h if h >= 0 else at[j]
+                best[j] = key(src[j], kind)
                 hit[j] = -1
+                at[j] = 0
+            first = (o * n) * inner + j0  # flat index of x[o, 0, j0]
+            for k0 in range(1, n, span):
+                k1 = min(k0 + span, n)
+                # ``fold`` rows at a time are folded into the running maxima, which stay
+                # in registers meanwhile ...
+                for k in range(k0, k1, fold):
+                    row_k, rows, number = first + k * inner, min(fold, k1 - k), k - k0
+                    if last:
+                        lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 1)
+                    else:
+                        lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 0)
+                # ... and the columns after the last whole vector, one element at a time
+                # (indexed, not sliced: a slice per row costs reference counting).
+                for k in range(k0, k1 if wv < w else k0):
+                    r = itype(k - k0)
+                    for j in range(wv, w):
+                        v = key(x[o, k, j0 + j], kind)
+                        if last:
+                            best[j], hit[j] = _take_last(best[j], hit[j], v, r)
+                        else:
+                            best[j], hit[j] = _take_first(best[j], hit[j], v, r)
+                # The stretch's row numbers into ``at`` (a select, not a branch: the loop
+                # is vectorised; for 8-bit data, 120-row stretches, that took 1.96 -> 1.70
+                # of the read bound in cache).
+                for j in range(w):
+                    h = hit[j]
+                    at[j] = k0 + h if h >= 0 else at[j]
+                    hit[j] = -1
 
     def narrow_task(x, part_key, part_at, t, nsplit, per, m, last):
         # Rows r0..r1 of ``x[o]``, a few columns wide: ``m`` consecutive rows side by side
@@ -285,14 +280,12 @@ def _make_tasks(kind: int):
                 out[o, c] = at
 
     tasks = {}
-    for fn in (row_parts, merge_parts):
+    for fn in (row_parts, merge_parts, col_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
     # Tasks that call other tasks reach them as globals bound here. (No local variable of
     # this function may share a global's name: the tasks would hold it as a closure
     # cell, which numba's cache key pickles, and they would never be found in the cache.)
     fixed_fn = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
-    fold_fn = _compile(fold_columns, f"fold_columns_k{kind}", {}, inline="always")
-    tasks["col_task"] = _compile(col_task, f"col_task_k{kind}", {"fold_block": fold_fn})
     search_fn = _compile(row_search, f"row_search_k{kind}", {}, inline="always")
     bound = {"search": search_fn, "fixed": fixed_fn, "lane_task": tasks["col_task"]}
     for fn in (rows_task, short_any_task, row_piece_task, narrow_task):
@@ -327,7 +320,7 @@ def _compile(
 # Every driver runs one task per step of its loop as ``call_task(where, args)``: ``where``
 # is the task's address. The other names are bound to one key kind's compiled tasks.
 row_parts = merge_parts = None
-search = fixed = lane_task = fold_block = ROW_LENGTH = None
+search = fixed = lane_task = ROW_LENGTH = None
 
 
 def rows(x, out, last, where):
