@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from math import prod
+from math import gcd, prod
 
 import numba
 import numpy as np
@@ -36,6 +36,9 @@ COL_BLOCK_BYTES = 1 << 16
 NARROW_BYTES = 256
 NARROW_BLOCK_BYTES = 1 << 14
 LANE_BYTES = 1024
+# Whole blocks narrower than a vector are read as rows side by side where that makes at
+# least this many wide rows.
+SIDE_GROUPS = 2
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
 
@@ -113,9 +116,10 @@ def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
     compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
-    SHORT_ROW elements, shorter than a vector), ``(COLS, block, 0)`` (``block``
-    inner positions to a task; ``block // inner`` whole blocks where it spans them)
-    or ``(NARROW, m, nsplit)``. ``threads`` is 1 for the serial kernels."""
+    SHORT_ROW elements, shorter than a vector), ``(COLS, block, side)`` (``block``
+    inner positions to a task; ``block // inner`` whole blocks where it spans them,
+    read with rows side by side where ``side``) or ``(NARROW, m, nsplit)``.
+    ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
     if inner == 1 and 2 <= n <= SHORT_ROW and n * itemsize < VECTOR_BYTES:
@@ -149,6 +153,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
         if threads > 1:
             per = max(1, min(per, -(-outer // (4 * threads))))
         block = per * inner
+        lanes = VECTOR_BYTES // itemsize
+        if inner < lanes and n // (lanes // gcd(inner, lanes)) >= SIDE_GROUPS:
+            return COLS, block, 1  # rows side by side (``side_cols``)
     return COLS, block, 0
 
 
@@ -162,7 +169,7 @@ def _choose(kind: int, view: np.ndarray, outer: int, n: int, inner: int, paralle
     elif which == SHORT:
         kernel, extra = k.short_rows[n - 2], ()
     elif which == COLS:
-        kernel, extra = k.cols, (p1,)
+        kernel, extra = (k.side_cols if p2 else k.cols), (p1,)
     else:
         kernel, extra = k.narrow, (p1, p2)
     where = kernel.address(view.dtype, view.flags.writeable)

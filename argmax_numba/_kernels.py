@@ -17,6 +17,8 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
   registers (``_lanes``; fewer where rows are far apart), so every byte of the input
   is read once.
+  Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
+  reads ``m`` consecutive rows side by side as one row of whole vectors.
 * ``narrow(x, out, last, m, nsplit, where)`` is ``cols`` for a few columns (small ``inner``) and
   many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive rows read as one
   wide row give ``cols`` enough lanes to vectorise, and the rows are split into
@@ -33,6 +35,7 @@ of it, and so would every user's function that calls ``argmax`` (``_calls``).
 
 from __future__ import annotations
 
+from math import gcd
 from types import FunctionType
 from typing import Any, NamedTuple
 
@@ -228,6 +231,55 @@ def _make_tasks(kind: int):
                     at[j] = k0 + h if h >= 0 else at[j]
                     hit[j] = -1
 
+    def side_task(x, out, t, nblocks, block, last):
+        # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1):
+        # ``m`` consecutive rows side by side make one wide row of whole vectors, folded
+        # as ``col_task`` folds rows; then the m lanes of each column are merged, and the
+        # rows after the last whole wide row scanned.
+        outer, n, inner = x.shape
+        per = block // inner
+        lanes = lane_count(x)
+        m = lanes // gcd(inner, lanes)
+        width = m * inner  # lanes of a wide row, a whole number of vectors
+        rows = n // m
+        best = key_vector(width, x, kind)
+        span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
+        hit = narrow_index(width, x)
+        at = np.empty(width, np.int64)  # each lane's wide row
+        fold = FOLD_ROWS if width * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
+        flat = x.reshape(outer * n * inner)
+        for o in range(t * per, min(t * per + per, outer)):
+            first = o * n * inner  # flat index of x[o, 0, 0]
+            for j in range(width):
+                best[j] = key(flat[first + j], kind)
+                hit[j] = -1
+                at[j] = 0
+            for k0 in range(1, rows, span):
+                k1 = min(k0 + span, rows)
+                for k in range(k0, k1, fold):
+                    row_k, count, number = first + k * width, min(fold, k1 - k), k - k0
+                    if last:
+                        lane_rows_update(x, row_k, width, count, width, best, hit, number, kind, 1)
+                    else:
+                        lane_rows_update(x, row_k, width, count, width, best, hit, number, kind, 0)
+                for j in range(width):
+                    h = hit[j]
+                    at[j] = k0 + h if h >= 0 else at[j]
+                    hit[j] = -1
+            # Each column's m lanes, earlier rows first on ties (selects, not branches:
+            # which lane wins is data), then the rows left over.
+            for c in range(inner):
+                top, row = best[c], at[c] * m
+                for i in range(1, m):
+                    k, r = best[i * inner + c], at[i * inner + c] * m + i
+                    wins = (k > top) | ((k == top) & ((r > row) if last else (r < row)))
+                    top, row = (k, r) if wins else (top, row)
+                for r in range(rows * m, n):
+                    k = key(flat[first + r * inner + c], kind)
+                    wins = (k > top) | ((k == top) & (last != 0))
+                    top, row = (k, r) if wins else (top, row)
+                out[o, c] = row
+
     def narrow_task(x, part_key, part_at, t, nsplit, per, m, last):
         # Rows r0..r1 of ``x[o]``, a few columns wide: ``m`` consecutive rows side by side
         # form one wide row of lanes for ``col_task``; then the m lanes of each column
@@ -280,7 +332,7 @@ def _make_tasks(kind: int):
                 out[o, c] = at
 
     tasks = {}
-    for fn in (row_parts, merge_parts, col_task):
+    for fn in (row_parts, merge_parts, col_task, side_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
     # Tasks that call other tasks reach them as globals bound here. (No local variable of
     # this function may share a global's name: the tasks would hold it as a closure
@@ -414,6 +466,7 @@ class Kernels(NamedTuple):
     short_any: Kernel  # every short length in one task, for compiled callers
     cols: Kernel
     narrow: Kernel
+    side_cols: Kernel  # ``cols`` for whole blocks narrower than a vector
 
 
 def _build(kind: int, parallel: bool) -> Kernels:
@@ -434,6 +487,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
         kernel(rows, "short_any_task", 2, False, 3, 0, "short_any"),
         kernel(cols, "col_task", 3, False, 4, 1),
         kernel(narrow, "narrow_task", 3, True, 5, 2),
+        kernel(cols, "side_task", 3, False, 4, 1, "side_cols"),
     )
 
 

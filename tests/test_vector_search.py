@@ -241,13 +241,21 @@ def test_columns_far_apart(dtype, column_path):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_many_small_blocks_to_a_task(dtype, column_path):
     # Blocks x[o] of a few bytes are reduced many to a task (block // inner of them, the
-    # last task's fewer), with their columns in a partial vector or in none.
+    # last task's fewer), with their columns in a partial vector or in none; blocks
+    # narrower than a vector with rows side by side (m rows, lanes // gcd(inner, lanes)),
+    # with rows left over after the last whole wide row or none, or one by one where
+    # there would be fewer than SIDE_GROUPS wide rows.
     rng = np.random.default_rng(15)
-    for shape in ((1000, 7, 3), (257, 2, 5), (64, 16, 17), (90, 40, 2)):
+    lanes = 64 // dtype.itemsize
+    shapes = [(1000, 7, 3), (257, 2, 5), (64, 16, 17), (90, 40, 2)]
+    shapes += [(70, 2 * lanes + 1, 3), (33, 4 * lanes, 2), (50, lanes // 2 + 3, 2)]
+    for shape in shapes:
         outer, n, inner = shape
         if column_path == "serial":
-            which, block, _ = api.plan(outer, n, inner, dtype.itemsize, 1)
+            which, block, side = api.plan(outer, n, inner, dtype.itemsize, 1)
             assert which == api.COLS and block % inner == 0 and block // inner > 1
+            m = lanes // np.gcd(inner, lanes)
+            assert side == (inner < lanes and n // m >= api.SIDE_GROUPS)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             for last in (0, 1):
