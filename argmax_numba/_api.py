@@ -18,13 +18,10 @@ from ._kernels import KERNELS, SHORT_ROW
 __all__ = ["argmax"]
 
 # Inputs of fewer bytes than this are reduced on the calling thread: waking the pool
-# costs 5-10 us, about what one thread takes to read 512 KiB from cache (measured on
-# rows, columns and tall, narrow inputs of 64 KiB to 2 MiB: one thread was 1.2-3x
-# faster up to 512 KiB, and 0.8-1.7x at 1-2 MiB) ...
-SERIAL_BELOW_BYTES = 1 << 19
-# ... except where the reduced axis and those after it span fewer bytes than this
-# (many small blocks, read more slowly): there, below an eighth of it.
-SMALL_BLOCK_BYTES = 1 << 14
+# costs 5-10 us, about what one thread takes to read 768 KiB from cache (measured on
+# rows, columns, small blocks and tall, narrow inputs: one thread was 1.05-3.3x faster
+# up to 512 KiB, about even at 768 KiB, and 0.65-1.07x at 1-1.5 MiB).
+SERIAL_BELOW_BYTES = 3 << 18
 # Bytes of each row that one task of the ``cols`` kernel reads as one stretch: longer
 # stretches are read faster (64 MiB along axis 0 of (256, N), against 2048 elements a
 # task: int8 1.47 -> 1.35 of the read bound, float32 1.38 -> 1.29); the running maxima
@@ -106,10 +103,7 @@ ROWS, SHORT, COLS, NARROW = 0, 1, 2, 3
 def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
     """Whether reducing ``(outer, n, inner)`` is faster on one thread than on the pool,
     for Python and compiled callers alike."""
-    nbytes = outer * n * inner * itemsize
-    if inner > 1 and n * inner * itemsize < SMALL_BLOCK_BYTES:
-        return nbytes < SERIAL_BELOW_BYTES // 8
-    return nbytes < SERIAL_BELOW_BYTES
+    return outer * n * inner * itemsize < SERIAL_BELOW_BYTES
 
 
 @register_jitable

@@ -13,6 +13,7 @@ from conftest import FLOATS, INTS, onnx_argmax, random_tensor
 from numba import njit, prange
 from numba.core.errors import TypingError
 
+import argmax_numba._api as api
 from argmax_numba import argmax
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,11 +50,12 @@ def test_matches_reference(dtype):
 
 def test_parallel_path_and_layouts():
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((300, 257)).astype(np.float32)  # above the serial threshold
+    x = rng.standard_normal((800, 257)).astype(np.float32)  # above the serial threshold
+    assert x.nbytes >= api.SERIAL_BELOW_BYTES
     for y in (x, np.asfortranarray(x), x[:, ::-2]):
         for axis in (0, 1):
             np.testing.assert_array_equal(keep_first(y, axis), onnx_argmax(y, axis, 1, 0))
-    few_columns = rng.standard_normal((1 << 15, 3)).astype(np.float32)  # the narrow kernel
+    few_columns = rng.standard_normal((1 << 17, 3)).astype(np.float32)  # the narrow kernel
     np.testing.assert_array_equal(keep_first(few_columns, 0), onnx_argmax(few_columns, 0, 1, 0))
     one_row = rng.standard_normal(1 << 17)
     assert drop_last(one_row, 0)[()] == np.argmax(one_row)
@@ -82,7 +84,7 @@ def test_short_rows_of_every_length():
     # branch per length); small and large (parallel) inputs.
     rng = np.random.default_rng(5)
     for n in range(1, 10):
-        for rows in (7, 40000):
+        for rows in (7, 120000):
             x = random_tensor(np.dtype(np.float32), (rows, n), rng, special=0.2)
             np.testing.assert_array_equal(keep_first(x, 1), onnx_argmax(x, 1, 1, 0))
             np.testing.assert_array_equal(drop_last(x, 1), onnx_argmax(x, 1, 0, 1))

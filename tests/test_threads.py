@@ -32,10 +32,10 @@ def _run_python(code: str, **env: str) -> subprocess.CompletedProcess:
 
 def test_eight_threads_at_once():
     rng = np.random.default_rng(5)
-    inputs = [rng.standard_normal((600 + i, 300)).astype(np.float32) for i in range(8)]
+    inputs = [rng.standard_normal((800 + i, 300)).astype(np.float32) for i in range(8)]
     expected = [np.argmax(x, axis=i % 2) for i, x in enumerate(inputs)]
     # The parallel kernels run concurrently, along either axis.
-    assert not api.serial(1, 600, 300, 4) and not api.serial(600, 300, 1, 4)
+    assert not api.serial(1, 800, 300, 4) and not api.serial(800, 300, 1, 4)
 
     def work(i):
         return [argmax(inputs[i], i % 2, 0, 0) for _ in range(20)]
@@ -83,7 +83,7 @@ def test_default_layer_is_tbb():
         """
         import numpy as np, numba
         from argmax_numba import argmax
-        argmax(np.ones((300, 300)), 0)
+        argmax(np.ones((400, 300)), 0)  # large enough for the thread pool
         print(numba.threading_layer())
         """
     )
