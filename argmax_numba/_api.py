@@ -294,7 +294,9 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
         out = np.empty(x.size // n, dtype=np.int64)
         serial_plan = _run(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
         plain_args = type(axis) is int and type(keepdims) is int
-        if plain_args and serial_plan and flags.writeable:
+        # Plans of small calls only (large ones run serially only in a forked child).
+        small = x.nbytes < SERIAL_BELOW_BYTES
+        if plain_args and serial_plan and small and flags.writeable:
             _remember(x, axis, keep, last, view, serial_plan, out_shape)
         return out.reshape(out_shape)
 

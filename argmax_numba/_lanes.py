@@ -7,8 +7,8 @@ maxima, one instruction per chunk and lane set (three for floats, whose order it
 off their bits), apart for each block of ``BLOCK_CHUNKS`` chunks, and reduces them to
 the run's maximum. Where that beats the best of the row so far, the second finds the
 first (or last) block that holds it from those maxima, reads that block again, from
-cache, and finds the chunk and lane that hold it, without a branch on the data. (Short rows are
-searched many at once: ``_row_groups``.) ``lane_rows_update`` works across rows
+cache, and finds the chunk and lane that hold it, without a branch on the data. (Short
+rows are searched many at once: ``_row_groups``.) ``lane_rows_update`` works across rows
 instead, for each column of a block: a group of rows is folded into running maxima and
 row numbers that stay in registers meanwhile. Both are written in LLVM IR (numba would
 keep such lane state in memory), with vector types that LLVM maps onto whatever SIMD
@@ -152,11 +152,11 @@ class _Run:
         return loaded(builder, builder.load(buffer))
 
     def search(self, matches, last: int, block) -> ir.Value:
-        """The first (``last``: last) position in block ``block`` (chunks ``block *
-        BLOCK_CHUNKS`` on, and the tail if it is in that block) whose lanes ``matches(vector)``
-        (an i64); there must be one. Which chunk holds it is found with no branch on the
-        data (a branch mispredicted once a row stalls the reads of the rows after it),
-        then that chunk's lanes."""
+        """The first (``last``: last) position in block ``block`` (chunks from ``block *
+        BLOCK_CHUNKS`` on, and the tail if it is in that block) whose lanes
+        ``matches(vector)`` (an i64); there must be one. Which chunk holds it is found
+        with no branch on the data (a branch mispredicted once a row stalls the reads of
+        the rows after it), then that chunk's lanes."""
         builder, i64, lanes = self.builder, ir.IntType(64), self.lanes
         mty = ir.IntType(lanes)  # a bit per lane
         size = ir.Constant(i64, BLOCK_CHUNKS)
@@ -170,10 +170,8 @@ class _Run:
             return builder.and_(matches(self.tail()), self.inside)
 
         def chunk_hits(c):
-            any_hit = builder.icmp_unsigned(
-                "!=", builder.bitcast(matches(self.chunk(c)), mty), ir.Constant(mty, 0)
-            )
-            return any_hit
+            hits = builder.bitcast(matches(self.chunk(c)), mty)
+            return builder.icmp_unsigned("!=", hits, ir.Constant(mty, 0))
 
         c = _chosen(builder, lo, hi, chunk_hits, last)
         # The tail comes after the chunks: it is the first hit only where no chunk has
@@ -197,6 +195,25 @@ class _Run:
 
 def _smaller(builder, a: ir.Value, b: ir.Value) -> ir.Value:
     return builder.select(builder.icmp_signed("<", a, b), a, b)
+
+
+def _float_top(builder, high, low, high_unsigned, inf_bits: int) -> ir.Value:
+    """The largest float key among elements of which ``high``, ``low`` and
+    ``high_unsigned`` are the signed maximum, signed minimum and unsigned maximum of
+    the bits (integers, or vectors of them lane by lane): the largest float where any
+    element is not negative, else the negative float nearest zero; NaN's key where a NaN
+    shows as bits above those of +inf (signed) or of -inf (unsigned)."""
+    t = high.type
+    sign = 1 << ((t.element if isinstance(t, ir.VectorType) else t).width - 1)
+    nan = builder.or_(
+        builder.icmp_signed(">", high, ir.Constant(t, inf_bits)),
+        builder.icmp_unsigned(">", high_unsigned, ir.Constant(t, sign | inf_bits)),
+    )
+    nearest_zero = builder.neg(builder.and_(low, ir.Constant(t, sign - 1)))
+    not_negative = builder.icmp_signed(">=", high, ir.Constant(t, 0))
+    return builder.select(
+        nan, ir.Constant(t, inf_bits + 1), builder.select(not_negative, high, nearest_zero)
+    )
 
 
 def _chosen(builder, lo: ir.Value, hi: ir.Value, hit, last: int) -> ir.Value:
@@ -316,41 +333,19 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
         if kind_value == KIND_INT:
             top = reduced[0]
         else:
-            high, low, high_unsigned = reduced
             inf_bits = -lowest_key(kind_value, bits, False)
-            nan = builder.or_(
-                builder.icmp_signed(">", high, ir.Constant(ity, inf_bits)),
-                builder.icmp_unsigned(">", high_unsigned, ir.Constant(ity, sign | inf_bits)),
-            )
-            nearest_zero = builder.neg(builder.and_(low, ir.Constant(ity, sign - 1)))
-            not_negative = builder.icmp_signed(">=", high, ir.Constant(ity, 0))
-            top = builder.select(
-                nan,
-                ir.Constant(ity, inf_bits + 1),
-                builder.select(not_negative, high, nearest_zero),
-            )
+            top = _float_top(builder, *reduced, inf_bits)
 
-        # Pass 2, only where the maximum beats ``floor``: where it is, every chunk read
-        # again (from cache).
+        # Pass 2, only where the maximum beats ``floor``: where it is, the block that
+        # holds it read again (from cache).
         at_ptr = cgutils.alloca_once_value(builder, ir.Constant(i64, -1))
 
         def block_keys(b):
             # Each lane's maximum key in block ``b``, from its extremes as for ``top``.
-            high, *rest = [builder.load(builder.gep(mark, [b])) for mark in marks]
+            extremes_b = [builder.load(builder.gep(mark, [b])) for mark in marks]
             if kind_value == KIND_INT:
-                return high
-            low, high_unsigned = rest
-            nan = builder.or_(
-                builder.icmp_signed(">", high, ir.Constant(vty, inf_bits)),
-                builder.icmp_unsigned(">", high_unsigned, ir.Constant(vty, sign | inf_bits)),
-            )
-            nearest_zero = builder.neg(builder.and_(low, ir.Constant(vty, sign - 1)))
-            not_negative = builder.icmp_signed(">=", high, ir.Constant(vty, 0))
-            return builder.select(
-                nan,
-                ir.Constant(vty, inf_bits + 1),
-                builder.select(not_negative, high, nearest_zero),
-            )
+                return extremes_b[0]
+            return _float_top(builder, *extremes_b, inf_bits)
 
         def search(matches):
             mty = ir.IntType(lanes)
