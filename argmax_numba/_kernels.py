@@ -235,7 +235,9 @@ def _make_tasks(kind: int):
         # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1):
         # ``m`` consecutive rows side by side make one wide row of whole vectors, folded
         # as ``col_task`` folds rows; then the m lanes of each column are merged, and the
-        # rows after the last whole wide row scanned.
+        # rows after the last whole wide row scanned. ``plan`` computes m the same way and
+        # sends only blocks of at least SIDE_GROUPS (2) wide rows: the first wide row read
+        # below must lie inside the block.
         outer, n, inner = x.shape
         per = block // inner
         lanes = lane_count(x)
