@@ -72,6 +72,38 @@ def test_row_longer_than_one_run(dtype, monkeypatch):
                 assert got == onnx_argmax(x, 0, 0, last)
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_runs_after_a_best_above_zero(dtype, monkeypatch):
+    # Once the best so far is above zero (or is zero, for the first occurrence), a
+    # search call keeps no signed minimum of the bits: only a NaN of either sign, or a
+    # -0.0 tying a best of zero, can still matter in a run of negative numbers.
+    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 1 << 62)
+    run = RUN_BYTES // dtype.itemsize
+    lanes = 64 // dtype.itemsize
+    n = 3 * run + 5
+    bits = 8 * dtype.itemsize
+    inf = int(np.array(np.inf, dtype).view(f"u{dtype.itemsize}"))
+    negative_nan = _bits(dtype, [(1 << (bits - 1)) | inf + 1])[0]
+    base = (-np.abs(np.random.default_rng(9).standard_normal(n)) - 1.0).astype(dtype)
+    cases = [
+        (1.0, {}),
+        (1.0, {run + 7: negative_nan, 2 * run + 1: negative_nan}),
+        # A NaN in the same lane as a positive number below the best.
+        (1.0, {run + 7: 0.5, run + 7 + lanes: negative_nan, 2 * run + 1: negative_nan}),
+        (0.5, {run + 2: 2.0, 2 * run + 3: negative_nan}),
+        (0.0, {run + 3: -0.0, 2 * run + 9: -0.0}),
+        (-0.0, {run + 3: 0.0, 3 * run + 4: -0.0}),
+        (0.0, {run: -1e-3, 2 * run: -0.0}),
+    ]
+    for first, elsewhere in cases:
+        x = base.copy()
+        x[0] = first
+        for at, value in elsewhere.items():
+            x[at] = value
+        for last in (0, 1):
+            assert argmax(x, 0, 0, last) == onnx_argmax(x, 0, 0, last), (first, elsewhere, last)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_maxima_on_block_borders(dtype, kernel_path):
     # A search call keeps the running maxima of each block of BLOCK_CHUNKS vectors apart,
