@@ -34,8 +34,10 @@ NARROW_BYTES = 256
 NARROW_BLOCK_BYTES = 1 << 14
 LANE_BYTES = 1024
 # Whole blocks narrower than a vector are read as rows side by side where that makes at
-# least this many wide rows.
-SIDE_GROUPS = 2
+# least this many wide rows; fewer are faster one column at a time (32 MiB, side by side
+# against one by one: (k, 5, 8) float32 12.6 against 5.0 ms, (k, 16, 8) int8 11.9
+# against 6.1 ms, two wide rows each; (k, 12, 8) float16, three, 9.5 against 14.4 ms).
+SIDE_GROUPS = 3
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
 
@@ -97,6 +99,7 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
 
 
 ROWS, SHORT, COLS, NARROW = 0, 1, 2, 3
+SIDE, EACH = 1, 2  # how ``cols`` reads whole blocks narrower than a vector
 
 
 @register_jitable
@@ -110,9 +113,10 @@ def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
     compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
-    SHORT_ROW elements, shorter than a vector), ``(COLS, block, side)`` (``block``
+    SHORT_ROW elements, shorter than a vector), ``(COLS, block, how)`` (``block``
     inner positions to a task; ``block // inner`` whole blocks where it spans them,
-    read with rows side by side where ``side``) or ``(NARROW, m, nsplit)``.
+    read with rows side by side where ``how`` is SIDE, a column at a time where it is
+    EACH) or ``(NARROW, m, nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
@@ -148,8 +152,10 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             per = max(1, min(per, -(-outer // (4 * threads))))
         block = per * inner
         lanes = VECTOR_BYTES // itemsize
-        if inner < lanes and n // (lanes // gcd(inner, lanes)) >= SIDE_GROUPS:
-            return COLS, block, 1  # rows side by side (``side_cols``)
+        if inner < lanes:
+            if n // (lanes // gcd(inner, lanes)) >= SIDE_GROUPS:
+                return COLS, block, SIDE  # rows side by side (``side_cols``)
+            return COLS, block, EACH  # one column at a time (``each_cols``)
     return COLS, block, 0
 
 
@@ -163,7 +169,7 @@ def _choose(kind: int, view: np.ndarray, outer: int, n: int, inner: int, paralle
     elif which == SHORT:
         kernel, extra = k.short_rows[n - 2], ()
     elif which == COLS:
-        kernel, extra = (k.side_cols if p2 else k.cols), (p1,)
+        kernel, extra = (k.cols, k.side_cols, k.each_cols)[p2], (p1,)
     else:
         kernel, extra = k.narrow, (p1, p2)
     where = kernel.address(view.dtype, view.flags.writeable)

@@ -23,7 +23,7 @@ from numba.np.numpy_support import as_dtype
 from numba.np.ufunc.parallel import _launch_threads
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from ._api import COLS, ROWS, SHORT, argmax, plan, serial
+from ._api import COLS, EACH, ROWS, SHORT, SIDE, argmax, plan, serial
 from ._dtypes import kernel_view
 from ._task_table import KERNEL_NAMES, run_kernel
 
@@ -126,7 +126,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
     # Drivers and tasks are called through their addresses (see ``_task_table``).
-    rows_k, pieces_k, short_k, cols_k, narrow_k, side_k = range(len(KERNEL_NAMES))
+    rows_k, pieces_k, short_k, cols_k, narrow_k, side_k, each_k = range(len(KERNEL_NAMES))
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -162,8 +162,10 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                     run_kernel((x2, out, last), rows_k, kind, parallel)
             else:
                 x3, o2 = view.reshape((outer, n, inner)), out.reshape((outer, inner))
-                if which == COLS and p2:
+                if which == COLS and p2 == SIDE:
                     run_kernel((x3, o2, last, np.int64(p1)), side_k, kind, parallel)
+                elif which == COLS and p2 == EACH:
+                    run_kernel((x3, o2, last, np.int64(p1)), each_k, kind, parallel)
                 elif which == COLS:
                     run_kernel((x3, o2, last, np.int64(p1)), cols_k, kind, parallel)
                 else:

@@ -18,7 +18,8 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   registers (``_lanes``; fewer where rows are far apart), so every byte of the input
   is read once.
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
-  reads ``m`` consecutive rows side by side as one row of whole vectors.
+  reads ``m`` consecutive rows side by side as one row of whole vectors, or, where
+  that would make fewer than three such rows, to ``each_task``, one column at a time.
 * ``narrow(x, out, last, m, nsplit, where)`` is ``cols`` for a few columns (small ``inner``) and
   many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive rows read as one
   wide row give ``cols`` enough lanes to vectorise, and the rows are split into
@@ -231,12 +232,33 @@ def _make_tasks(kind: int):
                     at[j] = k0 + h if h >= 0 else at[j]
                     hit[j] = -1
 
+    def each_task(x, out, t, nblocks, block, last):
+        # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1), too
+        # short for ``side_task``: each column of each block on its own, with no scratch.
+        # (A task of its own: in ``col_task`` this loop added 0.3-0.5 s to the first
+        # compile of every column layout.)
+        outer, n, inner = x.shape
+        per = block // inner
+        flat = x.reshape(outer * n * inner)
+        dst = out.reshape(outer * inner)
+        for o in range(t * per, min(t * per + per, outer)):
+            first = o * n * inner
+            for j in range(inner):
+                b, a = key(flat[first + j], kind), 0
+                for k in range(1, n):
+                    v = key(flat[first + k * inner + j], kind)
+                    if last:
+                        b, a = _take_last(b, a, v, k)
+                    else:
+                        b, a = _take_first(b, a, v, k)
+                dst[o * inner + j] = a
+
     def side_task(x, out, t, nblocks, block, last):
         # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1):
         # ``m`` consecutive rows side by side make one wide row of whole vectors, folded
         # as ``col_task`` folds rows; then the m lanes of each column are merged, and the
         # rows after the last whole wide row scanned. ``plan`` computes m the same way and
-        # sends only blocks of at least SIDE_GROUPS (2) wide rows: the first wide row read
+        # sends only blocks of at least SIDE_GROUPS (3) wide rows: the first wide row read
         # below must lie inside the block.
         outer, n, inner = x.shape
         per = block // inner
@@ -334,7 +356,7 @@ def _make_tasks(kind: int):
                 out[o, c] = at
 
     tasks = {}
-    for fn in (row_parts, merge_parts, col_task, side_task):
+    for fn in (row_parts, merge_parts, col_task, side_task, each_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
     # Tasks that call other tasks reach them as globals bound here. (No local variable of
     # this function may share a global's name: the tasks would hold it as a closure
@@ -469,6 +491,7 @@ class Kernels(NamedTuple):
     cols: Kernel
     narrow: Kernel
     side_cols: Kernel  # ``cols`` for whole blocks narrower than a vector
+    each_cols: Kernel  # ``cols`` for such blocks too short for ``side_cols``
 
 
 def _build(kind: int, parallel: bool) -> Kernels:
@@ -490,6 +513,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
         kernel(cols, "col_task", 3, False, 4, 1),
         kernel(narrow, "narrow_task", 3, True, 5, 2),
         kernel(cols, "side_task", 3, False, 4, 1, "side_cols"),
+        kernel(cols, "each_task", 3, False, 4, 1, "each_cols"),
     )
 
 

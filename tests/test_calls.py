@@ -47,6 +47,7 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable):
         (k.cols, (2, 9, 5), (64,)),
         (k.narrow, (2, 9, 5), (4, 1)),
         (k.side_cols, (2, 9, 5), (5,)),
+        (k.each_cols, (2, 9, 5), (5,)),
     ]
     for kernel, shape, extra in cases:
         x = np.zeros(shape, view_dtype)

@@ -220,8 +220,9 @@ def test_float_rows_without_a_positive_number(dtype, kernel_path):
                 )
 
 
-# (shape, axis): blocks of columns with and without a partial vector; rows in groups of
-# eight and not; the side-by-side rows of the narrow kernel.
+# (shape, axis): blocks of columns with and without a partial vector, or with none (one
+# column at a time); rows in groups of eight and not; the side-by-side rows of the
+# narrow kernel.
 COLUMN_CASES = [
     ((2, 9, 70), 0),
     ((2, 9, 70), 1),
@@ -230,6 +231,7 @@ COLUMN_CASES = [
     ((4, 33, 129), 0),
     ((300, 5), 0),
     ((2, 100, 3), 1),
+    ((7, 195), 0),
 ]
 
 
@@ -275,19 +277,23 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
     # Blocks x[o] of a few bytes are reduced many to a task (block // inner of them, the
     # last task's fewer), with their columns in a partial vector or in none; blocks
     # narrower than a vector with rows side by side (m rows, lanes // gcd(inner, lanes)),
-    # with rows left over after the last whole wide row or none, or one by one where
-    # there would be fewer than SIDE_GROUPS wide rows.
+    # with rows left over after the last whole wide row or none, or a column at a time
+    # where there would be fewer than SIDE_GROUPS wide rows.
     rng = np.random.default_rng(15)
     lanes = 64 // dtype.itemsize
     shapes = [(1000, 7, 3), (257, 2, 5), (64, 16, 17), (90, 40, 2)]
-    shapes += [(70, 2 * lanes + 1, 3), (33, 4 * lanes, 2), (50, lanes // 2 + 3, 2)]
+    shapes += [(70, 2 * lanes + 1, 3), (40, 3 * lanes + 1, 3), (33, 4 * lanes, 2)]
+    shapes += [(50, lanes // 2 + 3, 2)]
     for shape in shapes:
         outer, n, inner = shape
         if column_path == "serial":
-            which, block, side = api.plan(outer, n, inner, dtype.itemsize, 1)
+            which, block, how = api.plan(outer, n, inner, dtype.itemsize, 1)
             assert which == api.COLS and block % inner == 0 and block // inner > 1
             m = lanes // np.gcd(inner, lanes)
-            assert side == (inner < lanes and n // m >= api.SIDE_GROUPS)
+            if inner >= lanes:
+                assert how == 0
+            else:
+                assert how == (api.SIDE if n // m >= api.SIDE_GROUPS else api.EACH)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             for last in (0, 1):
