@@ -32,6 +32,12 @@ COL_BLOCK_BYTES = 1 << 16
 # least NARROW_BLOCK_BYTES.
 NARROW_BYTES = 256
 NARROW_BLOCK_BYTES = 1 << 14
+# ``cols`` splits the columns of a few blocks between tasks; pieces narrower than this
+# are read slower than rows split between tasks (32 MiB along axis 0, cols against
+# narrow: (131072, 256) int8 1.62 against 0.41 ms, (65536, 256) int16 1.17 against
+# 0.49 ms, (32768, 256) float32 0.78 against 0.45 ms, (8192, 1024) float32 0.75 against
+# 0.44 ms; (8192, 4096) int8 0.63 against 0.80 ms).
+NARROW_PIECE_BYTES = 2048
 LANE_BYTES = 1024
 # Whole blocks narrower than a vector are read as rows side by side where that makes at
 # least this many wide rows; fewer are faster one column at a time (32 MiB, side by side
@@ -134,17 +140,23 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     # int8 and (k, 100, 40) float32 or int8 along axis 1 (64 MiB).
     few = outer < 4 * threads
     wide_blocks = inner * itemsize < VECTOR_BYTES and n * inner * itemsize >= NARROW_BLOCK_BYTES
-    if inner * itemsize < NARROW_BYTES and n >= 4 * m and (few or wide_blocks):
+    narrow = inner * itemsize < NARROW_BYTES and (few or wide_blocks)
+    block = max(1, COL_BLOCK_BYTES // itemsize)
+    # Too few blocks for the cores: narrower ones, two per thread (four per thread, with
+    # their shorter stretches, were 10% slower on (4096, 4096) float32 along axis 0) ...
+    split = threads > 1 and outer * -(-inner // block) < 2 * threads
+    if split:
+        block = max(64, -(-inner // -(-2 * threads // outer)))
+        # ... but not narrower than NARROW_PIECE_BYTES (half that for 8-bit data, whose
+        # row numbers restart more often in ``narrow``): there, the rows are split.
+        least = NARROW_PIECE_BYTES // 2 if itemsize == 1 else NARROW_PIECE_BYTES
+        narrow = narrow or block * itemsize < least
+    if narrow and n >= 4 * m:
         nsplit = 1
         if threads > 1:
             nsplit = max(1, min(-(-4 * threads // outer), n // (64 * m)))
         return NARROW, m, nsplit
-    block = max(1, COL_BLOCK_BYTES // itemsize)
-    # Too few blocks for the cores: narrower ones, two per thread (four per thread, with
-    # their shorter stretches, were 10% slower on (4096, 4096) float32 along axis 0).
-    if threads > 1 and outer * -(-inner // block) < 2 * threads:
-        block = max(64, -(-inner // -(-2 * threads // outer)))
-    elif block >= inner:
+    if not split and block >= inner:
         # Whole blocks x[o] to a task, as many as make COL_BLOCK_BYTES (a task per block
         # of 4 KiB or less cost more than reading it), at least four tasks per thread.
         per = max(1, COL_BLOCK_BYTES // (n * inner * itemsize))
