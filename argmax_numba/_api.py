@@ -36,8 +36,12 @@ NARROW_BLOCK_BYTES = 1 << 14
 # are read slower than rows split between tasks (32 MiB along axis 0, cols against
 # narrow: (131072, 256) int8 1.62 against 0.41 ms, (65536, 256) int16 1.17 against
 # 0.49 ms, (32768, 256) float32 0.78 against 0.45 ms, (8192, 1024) float32 0.75 against
-# 0.44 ms; (8192, 4096) int8 0.63 against 0.80 ms).
+# 0.44 ms; (8192, 4096) int8 0.63 against 0.80 ms), in inputs of NARROW_SPLIT_BYTES or
+# more. Smaller ones, read from cache, are as fast or faster in ``cols`` ((2048, 2048)
+# int8 0.05 against 0.13 ms; (32768, 256) int8, 8 MiB, 0.16 against 0.14 ms), whose first
+# call also compiles 0.8 s faster.
 NARROW_PIECE_BYTES = 2048
+NARROW_SPLIT_BYTES = 8 << 20
 LANE_BYTES = 1024
 # Whole blocks narrower than a vector are read as rows side by side where that makes at
 # least this many wide rows; fewer are faster one column at a time (32 MiB, side by side
@@ -148,9 +152,11 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     if split:
         block = max(64, -(-inner // -(-2 * threads // outer)))
         # ... but not narrower than NARROW_PIECE_BYTES (half that for 8-bit data, whose
-        # row numbers restart more often in ``narrow``): there, the rows are split.
+        # row numbers restart more often in ``narrow``) in inputs read from memory:
+        # there, the rows are split.
         least = NARROW_PIECE_BYTES // 2 if itemsize == 1 else NARROW_PIECE_BYTES
-        narrow = narrow or block * itemsize < least
+        large = outer * n * inner * itemsize >= NARROW_SPLIT_BYTES
+        narrow = narrow or (large and block * itemsize < least)
     if narrow and n >= 4 * m:
         nsplit = 1
         if threads > 1:
@@ -184,7 +190,9 @@ def _choose(kind: int, view: np.ndarray, outer: int, n: int, inner: int, paralle
         kernel, extra = (k.cols, k.side_cols, k.each_cols)[p2], (p1,)
     else:
         kernel, extra = k.narrow, (p1, p2)
-    where = kernel.address(view.dtype, view.flags.writeable)
+    writeable = view.flags.writeable
+    extra += tuple(getattr(k, h).address(view.dtype, writeable) for h in kernel.helpers)
+    where = kernel.address(view.dtype, writeable)
     if kernel.ndim == 2:
         return kernel.driver, (outer, n), (outer,), (*extra, where)
     return kernel.driver, (outer, n, inner), (outer, inner), (*extra, where)

@@ -184,13 +184,15 @@ def _wall(args, env=None) -> float:
 
 
 # float32 inputs whose first calls compile different kernels: rows (the main case),
-# columns, a few long rows split between the cores, rows of 4, and columns of 3-D data.
+# columns, a few long rows split between the cores, rows of 4, columns of 3-D data, and
+# a few columns of many rows (``narrow``).
 STARTUP_LAYOUTS = (
     ((512, 512), 1),
     ((512, 512), 0),
     ((1 << 20,), 0),
     ((100000, 4), 1),
     ((64, 64, 64), 1),
+    ((262144, 4), 0),
 )
 
 

@@ -67,7 +67,9 @@ def fill(name: str, kind: int, dtype: str, writeable: bool) -> None:
         kernel = getattr(KERNELS[(kind, parallel)], name)
         _TABLE[_slot(name, kind, view, writeable, role)] = kernel.driver_address(view, writeable)
     task = getattr(KERNELS[(kind, False)], name)  # serial and parallel share the task
-    _TABLE[_slot(name, kind, view, writeable, TASK)] = task.address(view, writeable)
+    for task_name in (name, *task.helpers):  # and the tasks it calls
+        helper = getattr(KERNELS[(kind, False)], task_name)
+        _TABLE[_slot(task_name, kind, view, writeable, TASK)] = helper.address(view, writeable)
 
 
 @functools.cache
@@ -81,8 +83,8 @@ def _refill(name: str, kind: int, dtype: str, writeable: bool):
 def run_kernel(typingctx, args, name, kind, parallel):
     """Run kernel ``KERNEL_NAMES[name]`` of key kind ``kind`` (both constants), its
     parallel driver or its serial one as the boolean ``parallel`` says, as
-    ``driver(*args, task address)``; ``args`` must have the types the drivers were
-    compiled for (``Kernel.driver_types``, the same for both)."""
+    ``driver(*args, helper task addresses..., task address)``; ``args`` must have the
+    types the drivers were compiled for (``Kernel.driver_types``, the same for both)."""
     if not all(isinstance(c, types.IntegerLiteral) for c in (name, kind)):
         raise errors.TypingError("run_kernel(): name and kind must be constants")
     if not isinstance(parallel, (types.Boolean, types.Integer)):
@@ -92,12 +94,15 @@ def run_kernel(typingctx, args, name, kind, parallel):
         raise errors.TypingError("run_kernel(): args must be a tuple, the input first")
     x = args[0]
     dtype, writeable = as_dtype(x.dtype), x.mutable
-    driver_types = getattr(KERNELS[(kind_value, False)], kernel_name).driver_types(dtype, writeable)
-    if tuple(args) + (types.int64,) != driver_types:
+    kernel = getattr(KERNELS[(kind_value, False)], kernel_name)
+    driver_types = kernel.driver_types(dtype, writeable)
+    addresses = len(kernel.helpers) + 1  # the helpers' tasks', then the task's
+    if tuple(args) + (types.int64,) * addresses != driver_types:
         raise errors.TypingError(
-            f"run_kernel(): {kernel_name} takes {driver_types[:-1]}, got {tuple(args)}"
+            f"run_kernel(): {kernel_name} takes {driver_types[:-addresses]}, got {tuple(args)}"
         )
-    slots = [_slot(kernel_name, kind_value, dtype, writeable, r) for r in (SERIAL, PARALLEL, TASK)]
+    slots = [_slot(kernel_name, kind_value, dtype, writeable, r) for r in (SERIAL, PARALLEL)]
+    slots += [_slot(h, kind_value, dtype, writeable, TASK) for h in (*kernel.helpers, kernel_name)]
 
     def codegen(context, builder, sig, llargs):
         fill(kernel_name, kind_value, dtype.str, writeable)
@@ -108,18 +113,18 @@ def run_kernel(typingctx, args, name, kind, parallel):
         table = builder.module.globals.get(TABLE_SYMBOL)
         if table is None:  # declared here, defined by this process (``llvm.add_symbol``)
             table = ir.GlobalVariable(builder.module, ir.ArrayType(i64, _SLOTS), TABLE_SYMBOL)
-        serial, par, task = (builder.load(builder.gep(table, [i64(0), i64(s)])) for s in slots)
+        serial, par, *tasks = (builder.load(builder.gep(table, [i64(0), i64(s)])) for s in slots)
         on = context.cast(builder, llargs[3], sig.args[3], types.boolean)
         driver = builder.select(on, par, serial)
-        missing = builder.or_(
-            builder.icmp_unsigned("==", driver, i64(0)), builder.icmp_unsigned("==", task, i64(0))
-        )
+        missing = builder.icmp_unsigned("==", driver, i64(0))
+        for task in tasks:
+            missing = builder.or_(missing, builder.icmp_unsigned("==", task, i64(0)))
         with builder.if_then(missing, likely=False):
             context.call_conv.return_user_exc(
                 builder, RuntimeError, ("argmax: compiled code found no kernel address",)
             )
         values = [builder.extract_value(llargs[0], i) for i in range(len(args))]
-        native_call(context, builder, driver, driver_types, [*values, task])
+        native_call(context, builder, driver, driver_types, [*values, *tasks])
         return context.get_dummy_value()
 
     return types.none(args, name, kind, parallel), codegen

@@ -18,11 +18,12 @@ from argmax_numba._kernels import KERNELS
 from argmax_numba._task_table import run_kernel
 
 
-def _calls_by_address(driver, args) -> list[tuple]:
-    """The argument types of every ``call_task`` in ``driver``, as numba types them
-    (compiled afresh, without the on-disk cache, so that its typing is at hand)."""
-    fresh = numba.njit(driver.py_func)
-    signature = tuple(numba.typeof(a) for a in args)
+def _calls_by_address(fn, args) -> list[tuple]:
+    """The argument types of every ``call_task`` in ``fn`` called with ``args`` (values,
+    or their numba types), as numba types them (compiled afresh, without the on-disk
+    cache, so that its typing is at hand)."""
+    fresh = numba.njit(fn.py_func)
+    signature = tuple(a if isinstance(a, types.Type) else numba.typeof(a) for a in args)
     fresh.compile(signature)
     calltypes = fresh.overloads[signature].type_annotation.calltypes
     return [
@@ -45,7 +46,7 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable):
         (k.row_pieces, (4, 9), (2,)),
         (k.short_rows[2], (4, 4), ()),
         (k.cols, (2, 9, 5), (64,)),
-        (k.narrow, (2, 9, 5), (4, 1)),
+        (k.narrow, (2, 9, 5), (4, 1, 0)),
         (k.side_cols, (2, 9, 5), (5,)),
         (k.each_cols, (2, 9, 5), (5,)),
     ]
@@ -59,6 +60,12 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable):
         # From Python the driver is compiled for these types; compiled callers use them.
         python_types = tuple(numba.typeof(a) for a in args)
         assert python_types == kernel.driver_types(view_dtype, writeable), kernel.driver
+        # A task that calls other kernels' tasks passes them their own task types.
+        helpers = [getattr(k, h).task_types(view_dtype, writeable) for h in kernel.helpers]
+        if helpers:
+            assert _calls_by_address(kernel.task, kernel.task_types(view_dtype, writeable)) == (
+                helpers
+            )
 
 
 def test_table_slots_are_distinct():

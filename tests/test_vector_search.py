@@ -306,12 +306,13 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
 def test_few_blocks_of_wide_rows(dtype, monkeypatch):
     # A few blocks x[o] whose columns ``cols`` would split between the threads into
     # pieces narrower than NARROW_PIECE_BYTES (half that for 8-bit data) have their rows
-    # split instead (``narrow``, one row at a time where rows are LANE_BYTES or more);
-    # the tasks' candidates are merged, earlier rows first.
+    # split instead, in large inputs (``narrow``, one row at a time where rows are
+    # LANE_BYTES or more); the tasks' candidates are merged, earlier rows first.
     monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 0)
     size = dtype.itemsize
     least = api.NARROW_PIECE_BYTES // (2 if size == 1 else 1)
     rng = np.random.default_rng(16)
+    monkeypatch.setattr(api, "NARROW_SPLIT_BYTES", 0)
     for outer, n, row_bytes in [(1, 300, 256), (1, 520, 1024), (2, 301, 1000), (3, 257, 1536)]:
         inner = row_bytes // size
         assert api.plan(outer, n, inner, size, 2)[0] == api.NARROW
@@ -321,8 +322,11 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
                 np.testing.assert_array_equal(
                     argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{x.shape}"
                 )
-    # Pieces of NARROW_PIECE_BYTES or more stay with ``cols``.
+    # Pieces of NARROW_PIECE_BYTES or more stay with ``cols``, and so do inputs under
+    # NARROW_SPLIT_BYTES.
     assert api.plan(1, 300, 4 * least // size, size, 2)[0] == api.COLS
+    monkeypatch.setattr(api, "NARROW_SPLIT_BYTES", 300 * 256 + 1)
+    assert api.plan(1, 300, 256 // size, size, 2)[0] == api.COLS
 
 
 STRETCH_CASES = [(np.dtype(t), 300) for t in NARROW] + [
