@@ -44,10 +44,13 @@ NARROW_PIECE_BYTES = 2048
 NARROW_SPLIT_BYTES = 8 << 20
 LANE_BYTES = 1024
 # Whole blocks narrower than a vector are read as rows side by side where that makes at
-# least this many wide rows; fewer are faster one column at a time (32 MiB, side by side
-# against one by one: (k, 5, 8) float32 12.6 against 5.0 ms, (k, 16, 8) int8 11.9
-# against 6.1 ms, two wide rows each; (k, 12, 8) float16, three, 9.5 against 14.4 ms).
-SIDE_GROUPS = 3
+# least this many wide rows; fewer are faster one column at a time (``each_cols``). 32
+# MiB along axis 1, side by side against a column at a time: (k, 12, 8) float16 (three
+# wide rows) 9.7 against 5.9 ms, (k, 12, 16) int8 (three) 11.1 against 4.6 ms, (k, 16, 4)
+# float32 (four) 6.4 against 5.3 ms, (k, 16, 8) float32 (eight) 3.1 against 2.1 ms; but
+# (k, 32, 8) float16 (eight) 5.2 against 8.0 ms, (k, 32, 4) float32 (eight) 3.3 against
+# 5.1 ms, (k, 64, 8) float32 (32) 1.0 against 2.0 ms.
+SIDE_GROUPS = 8
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
 

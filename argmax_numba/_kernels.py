@@ -19,7 +19,7 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   is read once.
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
   reads ``m`` consecutive rows side by side as one row of whole vectors, or, where
-  that would make fewer than three such rows, to ``each_task``, one column at a time.
+  that would make fewer than eight such rows, to ``each_task``, one column at a time.
 * ``narrow(x, out, last, m, nsplit, where)`` is ``cols`` for a few columns (small ``inner``) and
   many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive rows read as one
   wide row give ``cols`` enough lanes to vectorise, and the rows are split into
@@ -278,7 +278,7 @@ def _make_tasks(kind: int):
         # ``m`` consecutive rows side by side make one wide row of whole vectors, folded
         # as ``col_task`` folds rows; then the m lanes of each column are merged, and the
         # rows after the last whole wide row scanned. ``plan`` computes m the same way and
-        # sends only blocks of at least SIDE_GROUPS (3) wide rows: the first wide row read
+        # sends only blocks of at least SIDE_GROUPS (8) wide rows: the first wide row read
         # below must lie inside the block.
         outer, n, inner = x.shape
         per = block // inner
