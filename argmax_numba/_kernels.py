@@ -20,10 +20,11 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
   reads ``m`` consecutive rows side by side as one row of whole vectors, or, where
   that would make fewer than eight such rows, to ``each_task``, one column at a time.
-* ``narrow(x, out, last, m, nsplit, where)`` is ``cols`` for a few columns (small ``inner``) and
-  many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive rows read as one
-  wide row give ``cols`` enough lanes to vectorise, and the rows are split into
-  ``nsplit`` ranges per outer index so that every core has work.
+* ``narrow(x, out, last, m, nsplit, lane_where, where)`` is ``cols`` for a few columns (small
+  ``inner``) and many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive
+  rows read as one wide row give ``cols`` enough lanes to vectorise, and the rows are
+  split into ``nsplit`` ranges per outer index so that every core has work. Its task
+  runs ``col_task`` on each range, at the address ``lane_where``.
 
 ``last`` selects the last occurrence of the maximum instead of the first.
 
