@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from math import gcd, prod
+from math import prod
 
 import numba
 import numpy as np
@@ -174,7 +174,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
         block = per * inner
         lanes = VECTOR_BYTES // itemsize
         if inner < lanes:
-            if n // (lanes // gcd(inner, lanes)) >= SIDE_GROUPS:
+            # (``lanes // min(inner & -inner, lanes)`` is ``lanes // gcd(inner, lanes)``, for
+            # lanes a power of two: the rows ``side_task`` reads side by side.)
+            if n // (lanes // min(inner & -inner, lanes)) >= SIDE_GROUPS:
                 return COLS, block, SIDE  # rows side by side (``side_cols``)
             return COLS, block, EACH  # one column at a time (``each_cols``)
     return COLS, block, 0

@@ -37,14 +37,16 @@ of it, and so would every user's function that calls ``argmax`` (``_calls``).
 
 from __future__ import annotations
 
-from math import gcd
 from types import FunctionType
 from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange, types
+from numba.core import errors
+from numba.extending import intrinsic
 from numba.np.numpy_support import from_dtype
 
+from ._arrays import c_view, empty
 from ._calls import call_task, task_address
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
@@ -71,21 +73,39 @@ _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
 
 
 # --- merging a candidate (value, index) into a running (maximum, index) ---------------------
-# Masks, not selects: numba's selects do not vectorise in these loops.
+# The index by masks, not selects: numba's selects do not vectorise in these loops.
+# (Intrinsics, not functions: each numba function is compiled on its own, about 0.05 s
+# of a first call.)
 
 
-@njit(**_OPTIONS)
-def _take_first(best, at, value, index):
-    """The running maximum and index after ``value``: a strictly greater value wins."""
-    m = -(value > best)
-    return max(best, value), (at & ~m) | (index & m)
+def _taker(last: bool):
+    def typer(typingctx, best, at, value, index):
+        if not all(isinstance(t, types.Integer) for t in (best, at, value, index)):
+            raise errors.TypingError("taking a candidate: keys and indices are integers")
+        best, at = types.unliteral(best), types.unliteral(at)
+
+        def codegen(context, builder, sig, args):
+            old, held = args[0], args[1]
+            new = context.cast(builder, args[2], sig.args[2], best)
+            index = context.cast(builder, args[3], sig.args[3], at)
+            op = ">=" if last else ">"
+            compare = builder.icmp_signed if best.signed else builder.icmp_unsigned
+            wins = compare(op, new, old)
+            mask = builder.sext(wins, held.type)
+            held = builder.or_(builder.and_(held, builder.not_(mask)), builder.and_(index, mask))
+            top = builder.select(wins, new, old)
+            return context.make_tuple(builder, sig.return_type, (top, held))
+
+        return types.Tuple((best, at))(best, at, value, index), codegen
+
+    typer.__name__ = "_take_last" if last else "_take_first"
+    return intrinsic(typer)
 
 
-@njit(**_OPTIONS)
-def _take_last(best, at, value, index):
-    """The running maximum and index after ``value``: a greater or equal value wins."""
-    m = -(value >= best)
-    return max(best, value), (at & ~m) | (index & m)
+# The running maximum and index after ``value``: a strictly greater value wins ...
+_take_first = _taker(last=False)
+# ... a greater or equal value wins.
+_take_last = _taker(last=True)
 
 
 # --- the work of one task, per key kind --------------------------------------------------
@@ -112,9 +132,10 @@ def _make_tasks(kind: int):
 
     def fixed_rows(x, out, lo, hi, n, last):
         # Rows lo..hi of a constant length ``n`` (inlined where ``n`` is a literal, so
-        # that LLVM unrolls the row and vectorises across rows). Slices, so that indices
-        # are known not to be negative (numba would otherwise wrap them, per element).
-        flat = x.reshape(x.shape[0] * n)[lo * n : hi * n]
+        # that LLVM unrolls the row and vectorises across rows). Views that start at row
+        # lo, so that indices are known not to be negative (numba would otherwise wrap
+        # them, per element).
+        flat = c_view(x, lo * n, (hi - lo) * n)
         dst = out[lo:hi]
         if last:
             for o in range(hi - lo):
@@ -181,7 +202,7 @@ def _make_tasks(kind: int):
         part_key[t], part_at[t] = search(x, o, start, min(start + chunk, x.shape[1]), last)
 
     def row_parts(x, nparts):
-        return key_vector(nparts, x, kind), np.empty(nparts, np.int64)
+        return key_vector(nparts, x, kind), empty(nparts, np.int64)
 
     def col_task(x, out, t, nblocks, block, last):
         outer, n, inner = x.shape
@@ -240,8 +261,8 @@ def _make_tasks(kind: int):
         # to the first compile of every column layout.)
         outer, n, inner = x.shape
         per = block // inner
-        flat = x.reshape(outer * n * inner)
-        dst = out.reshape(outer * inner)
+        flat = c_view(x, 0, outer * n * inner)
+        dst = c_view(out, 0, outer * inner)
         best = key_vector(inner, x, kind)
         for o in range(t * per, min(t * per + per, outer)):
             first = o * n * inner
@@ -284,15 +305,15 @@ def _make_tasks(kind: int):
         outer, n, inner = x.shape
         per = block // inner
         lanes = lane_count(x)
-        m = lanes // gcd(inner, lanes)
+        m = lanes // min(inner & -inner, lanes)  # lanes // gcd(inner, lanes): a power of two
         width = m * inner  # lanes of a wide row, a whole number of vectors
         rows = n // m
         best = key_vector(width, x, kind)
         span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(width, x)
-        at = np.empty(width, np.int64)  # each lane's wide row
+        at = empty(width, np.int64)  # each lane's wide row
         fold = FOLD_ROWS if width * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
-        flat = x.reshape(outer * n * inner)
+        flat = c_view(x, 0, outer * n * inner)
         for o in range(t * per, min(t * per + per, outer)):
             first = o * n * inner  # flat index of x[o, 0, 0]
             for j in range(width):
@@ -335,7 +356,7 @@ def _make_tasks(kind: int):
         o = t // nsplit
         r0 = (t - o * nsplit) * per
         r1 = min(r0 + per, n)
-        flat = x[o].reshape(n * inner)
+        flat = c_view(x, o * n * inner, n * inner)
         best_key = part_key[t * inner : (t + 1) * inner]
         best_row = part_at[t * inner : (t + 1) * inner]
         for c in range(inner):
@@ -344,8 +365,8 @@ def _make_tasks(kind: int):
         groups = (r1 - r0) // m
         if groups > 0:
             lanes = m * inner
-            wide = flat[r0 * inner : (r0 + groups * m) * inner].reshape((1, groups, lanes))
-            group_of = np.empty((1, lanes), np.int64)
+            wide = c_view(flat, r0 * inner, (1, groups, lanes))
+            group_of = c_view(empty(lanes, np.int64), 0, (1, lanes))
             call_task(lane_where, (wide, group_of, np.int64(0), np.int64(1), lanes, last))
             for q in range(lanes):
                 c = q % inner
@@ -443,7 +464,7 @@ def row_pieces(x, out, last, nchunks, where):
     part_key, part_at = row_parts(x, outer * nchunks)
     for t in prange(outer * nchunks):
         call_task(where, (x, part_key, part_at, np.int64(t), nchunks, chunk, last))
-    merge_parts(out.reshape((outer, 1)), part_key, part_at, nchunks, last)
+    merge_parts(c_view(out, 0, (outer, 1)), part_key, part_at, nchunks, last)
 
 
 def cols(x, out, last, block, where):

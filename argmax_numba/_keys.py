@@ -11,12 +11,12 @@ never need converting.
 
 from __future__ import annotations
 
-import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import errors
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
+from ._arrays import new_vector
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 
 __all__ = ["float_key_ir", "key", "key_vector", "lowest_key", "narrow_index", "narrow_span"]
@@ -28,11 +28,6 @@ _FLOAT_BITS = {
     KIND_F32: (0x7F800000, 0x7FFFFFFF),
     KIND_F64: (0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF),
 }
-
-
-def key(value, kind):
-    """Comparison key of one element; ``kind`` must be a compile-time constant."""
-    raise NotImplementedError("key() is only callable from compiled code")
 
 
 def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
@@ -54,66 +49,67 @@ def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
 
 
 @intrinsic(prefer_literal=True)
-def _float_key(typingctx, value, kind):
-    """The key as LLVM integer ops at the width of ``value`` (numba would widen them)."""
-    key_type = getattr(types, f"int{value.bitwidth}")  # signed, as wide as ``value``
+def key(typingctx, value, kind):
+    """Comparison key of one element; ``kind`` must be a compile-time constant.
 
-    def codegen(context, builder, signature, args):
+    Integers are their own keys. Floats come as floats or as signed-integer bits; their
+    key is a signed integer as wide, computed at that width (numba would widen it).
+    """
+    if not isinstance(kind, types.IntegerLiteral):
+        raise errors.TypingError("key(): kind must be a compile-time constant")
+    kind_value, value = kind.literal_value, types.unliteral(value)
+    if kind_value == KIND_INT:
+        if not isinstance(value, types.Integer):
+            raise errors.TypingError("key(): integer keys come from integers")
+        return value(value, kind), lambda context, builder, sig, args: args[0]
+    if not (isinstance(value, types.Float) or (isinstance(value, types.Integer) and value.signed)):
+        raise errors.TypingError("key(): floats must come as floats or as signed-integer bits")
+
+    def codegen(context, builder, sig, args):
         bits = args[0]
         width = ir.IntType(value.bitwidth)
         if bits.type != width:  # a float: reinterpret its bits
             bits = builder.bitcast(bits, width)
-        return float_key_ir(builder, bits, kind.literal_value)
+        return float_key_ir(builder, bits, kind_value)
 
-    return key_type(value, kind), codegen
-
-
-@overload(key, prefer_literal=True)
-def _key_overload(value, kind):
-    if not isinstance(kind, types.IntegerLiteral):
-        raise errors.TypingError("key(): kind must be a compile-time constant")
-    if kind.literal_value == KIND_INT:
-        return lambda value, kind: value
-    if not (isinstance(value, types.Float) or (isinstance(value, types.Integer) and value.signed)):
-        raise errors.TypingError("key(): floats must come as floats or as signed-integer bits")
-    return lambda value, kind: _float_key(value, kind)
+    return getattr(types, f"int{value.bitwidth}")(value, kind), codegen
 
 
-def key_vector(size, like, kind):
+def _signed_of(array_type) -> types.Integer:
+    return getattr(types, f"int{array_type.dtype.bitwidth}")
+
+
+def _vector_of(item):
+    def codegen(context, builder, sig, args):
+        size = context.cast(builder, args[0], sig.args[0], types.intp)
+        return new_vector(context, builder, item, size)
+
+    return codegen
+
+
+@intrinsic(prefer_literal=True)
+def key_vector(typingctx, size, like, kind):
     """An uninitialised vector for ``size`` keys of elements like ``like``'s."""
-    raise NotImplementedError("key_vector() is only callable from compiled code")
+    if not isinstance(kind, types.IntegerLiteral):
+        raise errors.TypingError("key_vector(): kind must be a compile-time constant")
+    item = like.dtype if kind.literal_value == KIND_INT else _signed_of(like)
+    return types.Array(item, 1, "C")(size, like, kind), _vector_of(item)
 
 
-def narrow_index(size, like):
+@intrinsic
+def narrow_index(typingctx, size, like):
     """An uninitialised index vector whose integers are as wide as ``like``'s items."""
-    raise NotImplementedError("narrow_index() is only callable from compiled code")
+    item = _signed_of(like)
+    return types.Array(item, 1, "C")(size, like), _vector_of(item)
 
 
-def narrow_span(like):
+@intrinsic
+def narrow_span(typingctx, like):
     """How many consecutive row numbers fit ``narrow_index(., like)``, minus a sentinel."""
-    raise NotImplementedError("narrow_span() is only callable from compiled code")
-
-
-def _signed_of(array_type):
-    return {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[array_type.dtype.bitwidth]
-
-
-@overload(key_vector, prefer_literal=True)
-def _key_vector_overload(size, like, kind):
-    if kind.literal_value == KIND_INT:
-        return lambda size, like, kind: np.empty(size, like.dtype)
-    dtype = _signed_of(like)
-    return lambda size, like, kind: np.empty(size, dtype)
-
-
-@overload(narrow_index)
-def _narrow_index_overload(size, like):
-    dtype = _signed_of(like)
-    return lambda size, like: np.empty(size, dtype)
-
-
-@overload(narrow_span)
-def _narrow_span_overload(like):
     # Capped so that ``k0 + span`` and range lengths cannot overflow int64.
-    span = min(int(np.iinfo(_signed_of(like)).max), 2**31 - 1)
-    return lambda like: span
+    span = min(2 ** (like.dtype.bitwidth - 1) - 1, 2**31 - 1)
+
+    def codegen(context, builder, sig, args):
+        return context.get_constant(types.int64, span)
+
+    return types.int64(like), codegen

@@ -20,7 +20,7 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
 from ._dtypes import KIND_INT
 from ._ir import (
@@ -71,32 +71,29 @@ FAR_FOLD_ROWS = 4
 FAR_ROW_BYTES = 4096
 
 
-def lane_count(like):
-    """Elements per vector of ``lane_argmax`` and ``lane_rows_update`` for arrays like
-    ``like``."""
-    raise NotImplementedError("lane_count() is only callable from compiled code")
-
-
-def lane_span(like):
-    """The most elements one ``lane_argmax`` call may search for arrays like ``like``."""
-    raise NotImplementedError("lane_span() is only callable from compiled code")
-
-
 def lanes_of(array_type) -> int:
     """Elements per vector for numba array type ``array_type``."""
     return VECTOR_BYTES * 8 // array_type.dtype.bitwidth
 
 
-@overload(lane_count)
-def _lane_count_overload(like):
-    lanes = lanes_of(like)
-    return lambda like: lanes
+def _int64_constant(value: int):
+    def codegen(context, builder, sig, args):
+        return context.get_constant(types.int64, value)
+
+    return codegen
 
 
-@overload(lane_span)
-def _lane_span_overload(like):
-    span = RUN_BYTES * 8 // like.dtype.bitwidth
-    return lambda like: span
+@intrinsic
+def lane_count(typingctx, like):
+    """Elements per vector of ``lane_argmax`` and ``lane_rows_update`` for arrays like
+    ``like``."""
+    return types.int64(like), _int64_constant(lanes_of(like))
+
+
+@intrinsic
+def lane_span(typingctx, like):
+    """The most elements one ``lane_argmax`` call may search for arrays like ``like``."""
+    return types.int64(like), _int64_constant(RUN_BYTES * 8 // like.dtype.bitwidth)
 
 
 def _fold(builder, unsigned: bool, last: int, best_ptr, number_ptr, value, number) -> None:
