@@ -87,9 +87,10 @@ def c_view(typingctx, x, start, shape):
             context.cast(builder, v, t, types.intp)
             for v, t in zip(values, extent_types, strict=True)
         ]
-        strides = [src.itemsize]
-        for extent in reversed(extents[1:]):
-            strides.insert(0, builder.mul(strides[0], extent))
+        strides, step = [], src.itemsize
+        for extent in reversed(extents):
+            strides.insert(0, step)
+            step = builder.mul(step, extent)
         first = context.cast(builder, args[1], sig.args[1], types.intp)
         out = context.make_array(view)(context, builder)
         populate_array(

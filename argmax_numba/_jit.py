@@ -24,6 +24,7 @@ from numba.np.ufunc.parallel import _launch_threads
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ._api import COLS, EACH, ROWS, SHORT, SIDE, argmax, plan, serial
+from ._arrays import c_view
 from ._dtypes import kernel_view
 from ._task_table import KERNEL_NAMES, run_kernel
 
@@ -153,7 +154,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             threads = _thread_count() if parallel else 1
             which, p1, p2 = plan(outer, n, inner, itemsize, threads)
             if which == ROWS or which == SHORT:
-                x2 = view.reshape((outer, n))
+                x2 = c_view(view, 0, (outer, n))
                 if which == SHORT:
                     run_kernel((x2, out, last), short_k, kind, parallel)
                 elif p1 > 1:  # rows split between the cores (only planned where parallel)
@@ -161,7 +162,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                 else:
                     run_kernel((x2, out, last), rows_k, kind, parallel)
             else:
-                x3, o2 = view.reshape((outer, n, inner)), out.reshape((outer, inner))
+                x3, o2 = c_view(view, 0, (outer, n, inner)), c_view(out, 0, (outer, inner))
                 if which == COLS and p2 == SIDE:
                     run_kernel((x3, o2, last, np.int64(p1)), side_k, kind, parallel)
                 elif which == COLS and p2 == EACH:
@@ -180,6 +181,6 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             elif keep:
                 dims[j] = 1
                 j += 1
-        return out.reshape(to_fixed_tuple(dims, out_ndim))
+        return c_view(out, 0, to_fixed_tuple(dims, out_ndim))
 
     return impl

@@ -18,6 +18,11 @@ def _flat(x, start, size):
 
 
 @njit
+def _scalar(x, start):
+    return c_view(x, start, ())
+
+
+@njit
 def _view_of_a_temporary():
     # The view must keep the buffer alive after the array it came from is gone.
     return c_view(np.arange(10.0), 3, 4)
@@ -39,6 +44,8 @@ def test_views_match_numpy_reshape():
         assert got.shape == expected.shape and got.flags.c_contiguous
         np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(_flat(x, 7, 9), x.reshape(-1)[7:16])
+    scalar = _scalar(x, 11)  # rank 0, as a reduction of a vector without keepdims
+    assert scalar.shape == () and scalar == x.reshape(-1)[11]
 
 
 def test_a_view_shares_and_keeps_its_buffer():
