@@ -45,12 +45,12 @@ NARROW_SPLIT_BYTES = 8 << 20
 LANE_BYTES = 1024
 # Whole blocks narrower than a vector are read as rows side by side where that makes at
 # least this many wide rows; fewer are faster one column at a time (``each_cols``). 32
-# MiB along axis 1, side by side against a column at a time: (k, 12, 8) float16 (three
-# wide rows) 9.7 against 5.9 ms, (k, 12, 16) int8 (three) 11.1 against 4.6 ms, (k, 16, 4)
-# float32 (four) 6.4 against 5.3 ms. At eight it goes both ways: (k, 16, 8) float32 3.1
-# against 2.1 ms, but (k, 32, 8) float16 5.2 against 8.0 ms and (k, 32, 4) float32 3.3
-# against 5.1 ms; beyond, side by side wins: (k, 64, 8) float32 (32) 1.0 against 2.0 ms.
-SIDE_GROUPS = 8
+# MiB along axis 1, side by side against a column at a time: (k, 8, 16) int8 (two wide
+# rows) 8.5 against 6.1 ms, (k, 8, 8) float16 (two) 6.2 against 3.9 ms; at three about
+# even: (k, 12, 8) float16 4.3 against 4.2 ms; from four on, side by side wins: (k, 16,
+# 4) float32 3.3 against 5.3 ms, (k, 16, 16) int8 3.7 against 4.3 ms, (k, 16, 8) float16
+# 3.2 against 4.0 ms, (k, 16, 8) float32 (eight) 1.2 against 2.1 ms.
+SIDE_GROUPS = 4
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
 

@@ -19,7 +19,7 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   is read once.
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
   reads ``m`` consecutive rows side by side as one row of whole vectors, or, where
-  that would make fewer than eight such rows, to ``each_task``, one column at a time.
+  that would make fewer than four such rows, to ``each_task``, one column at a time.
 * ``narrow(x, out, last, m, nsplit, lane_where, where)`` is ``cols`` for a few columns (small
   ``inner``) and many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive
   rows read as one wide row give ``cols`` enough lanes to vectorise, and the rows are
@@ -100,6 +100,19 @@ def _taker(last: bool):
 
     typer.__name__ = "_take_last" if last else "_take_first"
     return intrinsic(typer)
+
+
+@intrinsic
+def _choose(typingctx, cond, a, b):
+    """``a`` where ``cond`` holds, else ``b``: a select that LLVM can vectorise."""
+    if not isinstance(cond, types.Boolean) or types.unliteral(a) != types.unliteral(b):
+        raise errors.TypingError("_choose(): takes a boolean and two values of one type")
+    item = types.unliteral(a)
+
+    def codegen(context, builder, sig, args):
+        return builder.select(args[0], args[1], args[2])
+
+    return item(cond, item, item), codegen
 
 
 # The running maximum and index after ``value``: a strictly greater value wins ...
@@ -300,7 +313,7 @@ def _make_tasks(kind: int):
         # ``m`` consecutive rows side by side make one wide row of whole vectors, folded
         # as ``col_task`` folds rows; then the m lanes of each column are merged, and the
         # rows after the last whole wide row scanned. ``plan`` computes m the same way and
-        # sends only blocks of at least SIDE_GROUPS (8) wide rows: the first wide row read
+        # sends only blocks of at least SIDE_GROUPS (4) wide rows: the first wide row read
         # below must lie inside the block.
         outer, n, inner = x.shape
         per = block // inner
@@ -332,19 +345,41 @@ def _make_tasks(kind: int):
                     h = hit[j]
                     at[j] = k0 + h if h >= 0 else at[j]
                     hit[j] = -1
-            # Each column's m lanes, earlier rows first on ties (selects, not branches:
-            # which lane wins is data), then the rows left over.
+            # Each column's m lanes merged into the first m, earlier rows first on ties,
+            # then the rows left over: loops across the columns, which LLVM vectorises.
             for c in range(inner):
-                top, row = best[c], at[c] * m
-                for i in range(1, m):
-                    k, r = best[i * inner + c], at[i * inner + c] * m + i
-                    wins = (k > top) | ((k == top) & ((r > row) if last else (r < row)))
-                    top, row = (k, r) if wins else (top, row)
-                for r in range(rows * m, n):
-                    k = key(flat[first + r * inner + c], kind)
-                    wins = (k > top) | ((k == top) & (last != 0))
-                    top, row = (k, r) if wins else (top, row)
-                out[o, c] = row
+                at[c] = at[c] * m
+            for i in range(1, m):
+                if last:
+                    for c in range(inner):
+                        k, r, top, row = (
+                            best[i * inner + c],
+                            at[i * inner + c] * m + i,
+                            best[c],
+                            at[c],
+                        )
+                        wins = (k > top) | ((k == top) & (r > row))
+                        best[c], at[c] = _choose(wins, k, top), _choose(wins, r, row)
+                else:
+                    for c in range(inner):
+                        k, r, top, row = (
+                            best[i * inner + c],
+                            at[i * inner + c] * m + i,
+                            best[c],
+                            at[c],
+                        )
+                        wins = (k > top) | ((k == top) & (r < row))
+                        best[c], at[c] = _choose(wins, k, top), _choose(wins, r, row)
+            for r in range(rows * m, n):
+                src = first + r * inner
+                if last:
+                    for c in range(inner):
+                        best[c], at[c] = _take_last(best[c], at[c], key(flat[src + c], kind), r)
+                else:
+                    for c in range(inner):
+                        best[c], at[c] = _take_first(best[c], at[c], key(flat[src + c], kind), r)
+            for c in range(inner):
+                out[o, c] = at[c]
 
     def narrow_task(x, part_key, part_at, t, nsplit, per, m, last, lane_where):
         # Rows r0..r1 of ``x[o]``, a few columns wide: ``m`` consecutive rows side by side

@@ -283,7 +283,7 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
     lanes = 64 // dtype.itemsize
     shapes = [(1000, 7, 3), (257, 2, 5), (64, 16, 17), (90, 40, 2), (100, 5, 9)]
     shapes += [(70, 2 * lanes + 1, 3), (12, 8 * lanes + 1, 3), (33, 4 * lanes, 2)]
-    shapes += [(50, lanes // 2 + 3, 2)]
+    shapes += [(50, lanes // 2 + 3, 2), (40, 4 * lanes + 3, 3), (40, 3 * lanes + 2, 3)]
     for shape in shapes:
         outer, n, inner = shape
         if column_path == "serial":
