@@ -42,12 +42,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange, types
-from numba.core import errors
-from numba.extending import intrinsic
 from numba.np.numpy_support import from_dtype
 
 from ._arrays import c_view, empty
 from ._calls import call_task, task_address
+from ._candidates import choose, take_first, take_last
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
 from ._keys import key, key_vector, narrow_index, narrow_span
@@ -70,55 +69,6 @@ ROW_TASK_ELEMENTS = 1 << 16
 SHORT_ROW = 8
 
 _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
-
-
-# --- merging a candidate (value, index) into a running (maximum, index) ---------------------
-# The index by masks, not selects: numba's selects do not vectorise in these loops.
-# (Intrinsics, not functions: each numba function is compiled on its own, about 0.05 s
-# of a first call.)
-
-
-def _taker(last: bool):
-    def typer(typingctx, best, at, value, index):
-        if not all(isinstance(t, types.Integer) for t in (best, at, value, index)):
-            raise errors.TypingError("taking a candidate: keys and indices are integers")
-        best, at = types.unliteral(best), types.unliteral(at)
-
-        def codegen(context, builder, sig, args):
-            old, held = args[0], args[1]
-            new = context.cast(builder, args[2], sig.args[2], best)
-            index = context.cast(builder, args[3], sig.args[3], at)
-            op = ">=" if last else ">"
-            compare = builder.icmp_signed if best.signed else builder.icmp_unsigned
-            wins = compare(op, new, old)
-            mask = builder.sext(wins, held.type)
-            held = builder.or_(builder.and_(held, builder.not_(mask)), builder.and_(index, mask))
-            top = builder.select(wins, new, old)
-            return context.make_tuple(builder, sig.return_type, (top, held))
-
-        return types.Tuple((best, at))(best, at, value, index), codegen
-
-    typer.__name__ = "_take_last" if last else "_take_first"
-    return intrinsic(typer)
-
-
-@intrinsic
-def _choose(typingctx, cond, a, b):
-    """``a`` where ``cond`` holds, else ``b``: a select that LLVM can vectorise."""
-    if not isinstance(cond, types.Boolean) or types.unliteral(a) != types.unliteral(b):
-        raise errors.TypingError("_choose(): takes a boolean and two values of one type")
-    item = types.unliteral(a)
-
-    def codegen(context, builder, sig, args):
-        return builder.select(args[0], args[1], args[2])
-
-    return item(cond, item, item), codegen
-
-
-# The running maximum and index after ``value``: a strictly greater value wins ...
-_take_first = _taker(last=False)
-# ... a greater or equal value wins.
-_take_last = _taker(last=True)
 
 
 # --- the work of one task, per key kind --------------------------------------------------
@@ -154,13 +104,13 @@ def _make_tasks(kind: int):
             for o in range(hi - lo):
                 best, at = key(flat[o * n], kind), 0
                 for j in range(1, n):
-                    best, at = _take_last(best, at, key(flat[o * n + j], kind), j)
+                    best, at = take_last(best, at, key(flat[o * n + j], kind), j)
                 dst[o] = at
         else:
             for o in range(hi - lo):
                 best, at = key(flat[o * n], kind), 0
                 for j in range(1, n):
-                    best, at = _take_first(best, at, key(flat[o * n + j], kind), j)
+                    best, at = take_first(best, at, key(flat[o * n + j], kind), j)
                 dst[o] = at
 
     def rows_task(x, out, t, per, last):
@@ -256,9 +206,9 @@ def _make_tasks(kind: int):
                     for j in range(wv, w):
                         v = key(x[o, k, j0 + j], kind)
                         if last:
-                            best[j], hit[j] = _take_last(best[j], hit[j], v, r)
+                            best[j], hit[j] = take_last(best[j], hit[j], v, r)
                         else:
-                            best[j], hit[j] = _take_first(best[j], hit[j], v, r)
+                            best[j], hit[j] = take_first(best[j], hit[j], v, r)
                 # The stretch's row numbers into ``at`` (a select, not a branch: the loop
                 # is vectorised; for 8-bit data, 120-row stretches, that took 1.96 -> 1.70
                 # of the read bound in cache).
@@ -291,10 +241,10 @@ def _make_tasks(kind: int):
                     row = flat[first + k * inner : first + (k + 1) * inner]
                     if last:
                         for j in range(inner):
-                            best[j], at[j] = _take_last(best[j], at[j], key(row[j], kind), k)
+                            best[j], at[j] = take_last(best[j], at[j], key(row[j], kind), k)
                     else:
                         for j in range(inner):
-                            best[j], at[j] = _take_first(best[j], at[j], key(row[j], kind), k)
+                            best[j], at[j] = take_first(best[j], at[j], key(row[j], kind), k)
             else:
                 # ... but column by column where there are too few columns for a vector
                 # ((k, 3, 4) float32 5.5 against 14 ms row by row).
@@ -303,9 +253,9 @@ def _make_tasks(kind: int):
                     for k in range(1, n):
                         v = key(flat[first + k * inner + j], kind)
                         if last:
-                            b, a = _take_last(b, a, v, k)
+                            b, a = take_last(b, a, v, k)
                         else:
-                            b, a = _take_first(b, a, v, k)
+                            b, a = take_first(b, a, v, k)
                     at[j] = a
 
     def side_task(x, out, t, nblocks, block, last):
@@ -359,7 +309,7 @@ def _make_tasks(kind: int):
                             at[c],
                         )
                         wins = (k > top) | ((k == top) & (r > row))
-                        best[c], at[c] = _choose(wins, k, top), _choose(wins, r, row)
+                        best[c], at[c] = choose(wins, k, top), choose(wins, r, row)
                 else:
                     for c in range(inner):
                         k, r, top, row = (
@@ -369,15 +319,15 @@ def _make_tasks(kind: int):
                             at[c],
                         )
                         wins = (k > top) | ((k == top) & (r < row))
-                        best[c], at[c] = _choose(wins, k, top), _choose(wins, r, row)
+                        best[c], at[c] = choose(wins, k, top), choose(wins, r, row)
             for r in range(rows * m, n):
                 src = first + r * inner
                 if last:
                     for c in range(inner):
-                        best[c], at[c] = _take_last(best[c], at[c], key(flat[src + c], kind), r)
+                        best[c], at[c] = take_last(best[c], at[c], key(flat[src + c], kind), r)
                 else:
                     for c in range(inner):
-                        best[c], at[c] = _take_first(best[c], at[c], key(flat[src + c], kind), r)
+                        best[c], at[c] = take_first(best[c], at[c], key(flat[src + c], kind), r)
             for c in range(inner):
                 out[o, c] = at[c]
 
