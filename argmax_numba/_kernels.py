@@ -228,17 +228,20 @@ def _make_tasks(kind: int):
         dst = c_view(out, 0, outer * inner)
         best = key_vector(inner, x, kind)
         for o in range(t * per, min(t * per + per, outer)):
-            first = o * n * inner
-            at = dst[o * inner : (o + 1) * inner]
+            # Views that start at the block (indexed from 0, the indices are known not to
+            # be negative; numba would otherwise wrap them, and LLVM gather them lane by
+            # lane).
+            blk = c_view(flat, o * n * inner, n * inner)
+            at = c_view(dst, o * inner, inner)
             if inner >= 8:
                 # Row by row, so that LLVM vectorises across the columns (32 MiB, against
                 # column by column: (k, 3, 8) float32 5.5 -> 2.8 ms, (k, 3, 16) int8 20
                 # -> 8.7 ms) ...
                 for j in range(inner):
-                    best[j] = key(flat[first + j], kind)
+                    best[j] = key(blk[j], kind)
                     at[j] = 0
                 for k in range(1, n):
-                    row = flat[first + k * inner : first + (k + 1) * inner]
+                    row = c_view(blk, k * inner, inner)
                     if last:
                         for j in range(inner):
                             best[j], at[j] = take_last(best[j], at[j], key(row[j], kind), k)
@@ -249,9 +252,9 @@ def _make_tasks(kind: int):
                 # ... but column by column where there are too few columns for a vector
                 # ((k, 3, 4) float32 5.5 against 14 ms row by row).
                 for j in range(inner):
-                    b, a = key(flat[first + j], kind), 0
+                    b, a = key(blk[j], kind), 0
                     for k in range(1, n):
-                        v = key(flat[first + k * inner + j], kind)
+                        v = key(blk[k * inner + j], kind)
                         if last:
                             b, a = take_last(b, a, v, k)
                         else:
@@ -279,8 +282,9 @@ def _make_tasks(kind: int):
         flat = c_view(x, 0, outer * n * inner)
         for o in range(t * per, min(t * per + per, outer)):
             first = o * n * inner  # flat index of x[o, 0, 0]
+            blk = c_view(flat, first, n * inner)  # (as in ``each_task``)
             for j in range(width):
-                best[j] = key(flat[first + j], kind)
+                best[j] = key(blk[j], kind)
                 hit[j] = -1
                 at[j] = 0
             for k0 in range(1, rows, span):
@@ -321,13 +325,13 @@ def _make_tasks(kind: int):
                         wins = (k > top) | ((k == top) & (r < row))
                         best[c], at[c] = choose(wins, k, top), choose(wins, r, row)
             for r in range(rows * m, n):
-                src = first + r * inner
+                row = c_view(blk, r * inner, inner)
                 if last:
                     for c in range(inner):
-                        best[c], at[c] = take_last(best[c], at[c], key(flat[src + c], kind), r)
+                        best[c], at[c] = take_last(best[c], at[c], key(row[c], kind), r)
                 else:
                     for c in range(inner):
-                        best[c], at[c] = take_first(best[c], at[c], key(flat[src + c], kind), r)
+                        best[c], at[c] = take_first(best[c], at[c], key(row[c], kind), r)
             for c in range(inner):
                 out[o, c] = at[c]
 
