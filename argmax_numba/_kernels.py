@@ -299,39 +299,31 @@ def _make_tasks(kind: int):
                     h = hit[j]
                     at[j] = k0 + h if h >= 0 else at[j]
                     hit[j] = -1
-            # Each column's m lanes merged into the first m, earlier rows first on ties,
-            # then the rows left over: loops across the columns, which LLVM vectorises.
+            # Each column's m lanes merged into its first, earlier rows first on ties, then
+            # the rows left over: loops across the columns, which LLVM vectorises.
             for c in range(inner):
                 at[c] = at[c] * m
             for i in range(1, m):
                 if last:
                     for c in range(inner):
-                        k, r, top, row = (
-                            best[i * inner + c],
-                            at[i * inner + c] * m + i,
-                            best[c],
-                            at[c],
-                        )
+                        k, top, row = best[i * inner + c], best[c], at[c]
+                        r = at[i * inner + c] * m + i
                         wins = (k > top) | ((k == top) & (r > row))
                         best[c], at[c] = choose(wins, k, top), choose(wins, r, row)
                 else:
                     for c in range(inner):
-                        k, r, top, row = (
-                            best[i * inner + c],
-                            at[i * inner + c] * m + i,
-                            best[c],
-                            at[c],
-                        )
+                        k, top, row = best[i * inner + c], best[c], at[c]
+                        r = at[i * inner + c] * m + i
                         wins = (k > top) | ((k == top) & (r < row))
                         best[c], at[c] = choose(wins, k, top), choose(wins, r, row)
             for r in range(rows * m, n):
-                row = c_view(blk, r * inner, inner)
+                src = c_view(blk, r * inner, inner)
                 if last:
                     for c in range(inner):
-                        best[c], at[c] = take_last(best[c], at[c], key(row[c], kind), r)
+                        best[c], at[c] = take_last(best[c], at[c], key(src[c], kind), r)
                 else:
                     for c in range(inner):
-                        best[c], at[c] = take_first(best[c], at[c], key(row[c], kind), r)
+                        best[c], at[c] = take_first(best[c], at[c], key(src[c], kind), r)
             for c in range(inner):
                 out[o, c] = at[c]
 
