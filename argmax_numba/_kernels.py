@@ -217,6 +217,19 @@ def _make_tasks(kind: int):
                     at[j] = k0 + h if h >= 0 else at[j]
                     hit[j] = -1
 
+    def rows_across(blk, best, at, r0, r1, inner, last):
+        # Rows r0..r1 of the block ``blk`` (rows of ``inner`` elements) taken into the
+        # running maxima ``best`` and row numbers ``at`` of its columns, a row at a time:
+        # loops across the columns, which LLVM vectorises.
+        for r in range(r0, r1):
+            src = c_view(blk, r * inner, inner)
+            if last:
+                for c in range(inner):
+                    best[c], at[c] = take_last(best[c], at[c], key(src[c], kind), r)
+            else:
+                for c in range(inner):
+                    best[c], at[c] = take_first(best[c], at[c], key(src[c], kind), r)
+
     def each_task(x, out, t, nblocks, block, last):
         # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1), too
         # short for ``side_task``: each column of each block on its own, with no scratch
@@ -240,14 +253,7 @@ def _make_tasks(kind: int):
                 for j in range(inner):
                     best[j] = key(blk[j], kind)
                     at[j] = 0
-                for k in range(1, n):
-                    row = c_view(blk, k * inner, inner)
-                    if last:
-                        for j in range(inner):
-                            best[j], at[j] = take_last(best[j], at[j], key(row[j], kind), k)
-                    else:
-                        for j in range(inner):
-                            best[j], at[j] = take_first(best[j], at[j], key(row[j], kind), k)
+                across(blk, best, at, 1, n, inner, last)
             else:
                 # ... but column by column where there are too few columns for a vector
                 # ((k, 3, 4) float32 5.5 against 14 ms row by row).
@@ -316,14 +322,7 @@ def _make_tasks(kind: int):
                         r = at[i * inner + c] * m + i
                         wins = (k > top) | ((k == top) & (r < row))
                         best[c], at[c] = choose(wins, k, top), choose(wins, r, row)
-            for r in range(rows * m, n):
-                src = c_view(blk, r * inner, inner)
-                if last:
-                    for c in range(inner):
-                        best[c], at[c] = take_last(best[c], at[c], key(src[c], kind), r)
-                else:
-                    for c in range(inner):
-                        best[c], at[c] = take_first(best[c], at[c], key(src[c], kind), r)
+            across(blk, best, at, rows * m, n, inner, last)
             for c in range(inner):
                 out[o, c] = at[c]
 
@@ -381,8 +380,9 @@ def _make_tasks(kind: int):
                 out[o, c] = at
 
     tasks = {}
+    across_fn = _compile(rows_across, f"rows_across_k{kind}", {}, inline="always")
     for fn in (col_task, side_task, each_task):
-        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {})
+        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {"across": across_fn})
     # Inlined into the drivers that call them by name: compiled apart, each was compiled
     # once and then again inside every driver (first call of one long row split between
     # the cores 1.45-1.48 -> 1.27-1.30 s, of a ``narrow`` layout 2.03-2.16 -> 1.92-1.98 s).
@@ -426,7 +426,7 @@ def _compile(
 # Every driver runs one task per step of its loop as ``call_task(where, args)``: ``where``
 # is the task's address. The other names are bound to one key kind's compiled tasks.
 row_parts = merge_parts = None
-search = fixed = ROW_LENGTH = None
+search = fixed = across = ROW_LENGTH = None
 
 
 def rows(x, out, last, where):
