@@ -15,7 +15,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
-__all__ = ["c_view", "empty", "new_vector"]
+__all__ = ["c_view", "empty", "vector_codegen"]
 
 
 def new_vector(context, builder, dtype, size: ir.Value) -> ir.Value:
@@ -45,6 +45,17 @@ def new_vector(context, builder, dtype, size: ir.Value) -> ir.Value:
     return array._getvalue()
 
 
+def vector_codegen(dtype):
+    """The codegen of an intrinsic whose first argument is a size and which returns
+    ``new_vector`` of that many items of ``dtype``."""
+
+    def codegen(context, builder, sig, args):
+        size = context.cast(builder, args[0], sig.args[0], types.intp)
+        return new_vector(context, builder, dtype, size)
+
+    return codegen
+
+
 @intrinsic
 def empty(typingctx, size, dtype):
     """A new uninitialised 1-D array of ``size`` items of ``dtype`` (such as
@@ -52,12 +63,7 @@ def empty(typingctx, size, dtype):
     if not isinstance(size, types.Integer) or not isinstance(dtype, types.NumberClass):
         raise errors.TypingError("empty(): takes an integer size and a number type")
     item = dtype.instance_type
-
-    def codegen(context, builder, sig, args):
-        size_value = context.cast(builder, args[0], sig.args[0], types.intp)
-        return new_vector(context, builder, item, size_value)
-
-    return types.Array(item, 1, "C")(size, dtype), codegen
+    return types.Array(item, 1, "C")(size, dtype), vector_codegen(item)
 
 
 @intrinsic

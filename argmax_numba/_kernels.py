@@ -237,15 +237,13 @@ def _make_tasks(kind: int):
         # to the first compile of every column layout.)
         outer, n, inner = x.shape
         per = block // inner
-        flat = c_view(x, 0, outer * n * inner)
-        dst = c_view(out, 0, outer * inner)
         best = key_vector(inner, x, kind)
         for o in range(t * per, min(t * per + per, outer)):
             # Views that start at the block (indexed from 0, the indices are known not to
             # be negative; numba would otherwise wrap them, and LLVM gather them lane by
             # lane).
-            blk = c_view(flat, o * n * inner, n * inner)
-            at = c_view(dst, o * inner, inner)
+            blk = c_view(x, o * n * inner, n * inner)
+            at = c_view(out, o * inner, inner)
             if inner >= 8:
                 # Row by row, so that LLVM vectorises across the columns (32 MiB, against
                 # column by column: (k, 3, 8) float32 5.5 -> 2.8 ms, (k, 3, 16) int8 20
@@ -285,10 +283,9 @@ def _make_tasks(kind: int):
         hit = narrow_index(width, x)
         at = empty(width, np.int64)  # each lane's wide row
         fold = FOLD_ROWS if width * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
-        flat = c_view(x, 0, outer * n * inner)
         for o in range(t * per, min(t * per + per, outer)):
             first = o * n * inner  # flat index of x[o, 0, 0]
-            blk = c_view(flat, first, n * inner)  # (as in ``each_task``)
+            blk = c_view(x, first, n * inner)  # (as in ``each_task``)
             for j in range(width):
                 best[j] = key(blk[j], kind)
                 hit[j] = -1

@@ -16,7 +16,7 @@ from numba import types
 from numba.core import errors
 from numba.extending import intrinsic
 
-from ._arrays import new_vector
+from ._arrays import vector_codegen
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 
 __all__ = ["float_key_ir", "key", "key_vector", "lowest_key", "narrow_index", "narrow_span"]
@@ -79,28 +79,20 @@ def _signed_of(array_type) -> types.Integer:
     return getattr(types, f"int{array_type.dtype.bitwidth}")
 
 
-def _vector_of(item):
-    def codegen(context, builder, sig, args):
-        size = context.cast(builder, args[0], sig.args[0], types.intp)
-        return new_vector(context, builder, item, size)
-
-    return codegen
-
-
 @intrinsic(prefer_literal=True)
 def key_vector(typingctx, size, like, kind):
     """An uninitialised vector for ``size`` keys of elements like ``like``'s."""
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("key_vector(): kind must be a compile-time constant")
     item = like.dtype if kind.literal_value == KIND_INT else _signed_of(like)
-    return types.Array(item, 1, "C")(size, like, kind), _vector_of(item)
+    return types.Array(item, 1, "C")(size, like, kind), vector_codegen(item)
 
 
 @intrinsic
 def narrow_index(typingctx, size, like):
     """An uninitialised index vector whose integers are as wide as ``like``'s items."""
     item = _signed_of(like)
-    return types.Array(item, 1, "C")(size, like), _vector_of(item)
+    return types.Array(item, 1, "C")(size, like), vector_codegen(item)
 
 
 @intrinsic
