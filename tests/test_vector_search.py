@@ -329,6 +329,41 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
     assert api.plan(1, 300, 256 // size, size, 2)[0] == api.COLS
 
 
+@pytest.mark.parametrize("threads", [2, 3, 4])
+def test_tasks_shared_evenly(threads, monkeypatch):
+    # prange hands each thread an equal count of tasks: whole rows to a task make a count
+    # of tasks that is a multiple of the threads where there are few ...
+    for outer, n, size in [(300, 1000, 4), (300001, 4, 4), (1001, 9, 2), (7001, 600, 1)]:
+        which, _, per = api.plan(outer, n, 1, size, threads)
+        assert which in (api.ROWS, api.SHORT)
+        assert -(-outer // per) % threads == 0, (outer, n, size)
+    # ... and columns split between tasks make blocks of one width (the last one narrower
+    # by less than a block's count), as many as a multiple of the threads in all.
+    for outer, n, inner, size in [
+        (1, 256, 65552, 4),
+        (1, 7, 2396745, 4),
+        (3, 9, 70001, 1),
+        (5, 100, 40000, 4),
+        (2, 64, 100003, 8),
+        (1, 3, 5000001, 2),
+    ]:
+        which, block, _ = api.plan(outer, n, inner, size, threads)
+        assert which == api.COLS and block < inner
+        nblocks = -(-inner // block)
+        assert outer * nblocks % threads == 0, (outer, n, inner, size)
+        assert inner - (nblocks - 1) * block > block - nblocks, (outer, n, inner, size)
+    # And the kernels reduce such blocks: 5 blocks' worth of columns made 6 here.
+    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 0)
+    monkeypatch.setattr(api, "COL_BLOCK_BYTES", 4096)
+    rng = np.random.default_rng(17)
+    for dtype in (np.dtype(np.float32), np.dtype(np.int8)):
+        inner = 5 * 4096 // dtype.itemsize - 3
+        assert api.plan(1, 20, inner, dtype.itemsize, 2)[1] == -(-inner // 6)
+        x = random_tensor(dtype, (20, inner), rng, special=0.3)
+        for last in (0, 1):
+            np.testing.assert_array_equal(argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last))
+
+
 STRETCH_CASES = [(np.dtype(t), 300) for t in NARROW] + [
     (np.dtype(t), FAR_ROW_BYTES + 64) for t in NARROW if np.dtype(t).itemsize == 1
 ]
