@@ -59,7 +59,7 @@ from ._lanes import (
     lane_rows_update,
     lane_span,
 )
-from ._row_groups import GROUP_ROW_BYTES, group_argmax
+from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, chunk_group_argmax, group_argmax
 
 __all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
@@ -127,6 +127,16 @@ def _make_tasks(kind: int):
                     group_argmax(x, lo + g * group, out, kind, last, 2)
                 else:
                     group_argmax(x, lo + g * group, out, kind, last, 1)
+            lo += groups * group
+        elif n * x.itemsize <= CHUNK_ROW_BYTES:
+            # Rows of a few vectors, a group at a time, each row's vectors folded first.
+            group = lane_count(x)
+            groups = max(0, min(hi, outer - (group + n - 1) // n) - lo) // group
+            for g in range(groups):
+                if last:
+                    chunk_group_argmax(x, lo + g * group, out, kind, 1)
+                else:
+                    chunk_group_argmax(x, lo + g * group, out, kind, 0)
             lo += groups * group
         for o in range(lo, hi):
             out[o] = search(x, o, 0, n, last)[1]

@@ -27,7 +27,7 @@ from argmax_numba._lanes import (
     FOLD_ROWS,
     RUN_BYTES,
 )
-from argmax_numba._row_groups import GROUP_ROW_BYTES
+from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 
 # Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
 # 64 elements per 64-byte vector) and beyond.
@@ -181,6 +181,45 @@ def test_short_rows_in_groups(dtype, kernel_path):
                     np.testing.assert_array_equal(
                         argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{n} {rows}"
                     )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, monkeypatch):
+    # Rows longer than GROUP_ROW_BYTES, to CHUNK_ROW_BYTES, are searched a vector's worth
+    # of rows at a time: each row's vectors folded lane by lane (a later vector wins a tie
+    # only for the last occurrence), then the lanes of all the rows reduced together
+    # (the earlier position wins a tie, or the later one). Ties within a lane, between
+    # lanes and in the masked last vector; rows of one value (the lanes past a row's
+    # end); tasks that end inside a group, and the rows after it.
+    lanes = 64 // dtype.itemsize
+    shortest, longest = GROUP_ROW_BYTES // dtype.itemsize + 1, CHUNK_ROW_BYTES // dtype.itemsize
+    rng = np.random.default_rng(18)
+    rows = 5 * lanes + 7
+    for n in sorted({shortest, 3 * lanes, 3 * lanes + 1, 5 * lanes - 1, longest - 1, longest}):
+        if kernel_path == "parallel":
+            monkeypatch.setattr(api, "ROW_TASK_ELEMENTS", (2 * lanes + 3) * n)
+        tensors = [random_tensor(dtype, (rows, n), rng, special=p) for p in (0.0, 0.3)]
+        tensors += [np.full((rows, n), v, dtype) for v in special_values(dtype)]
+        if dtype.kind in "iu":
+            pairs = [(rng.integers(0, 4, size=(rows, n)), np.iinfo(dtype).max, None)]
+        else:
+            negative = -np.abs(rng.standard_normal((rows, n))) - 1.0
+            pairs = [(rng.standard_normal((rows, n)), np.inf, None), (negative, 0.0, -0.0)]
+            pairs += [(rng.standard_normal((rows, n)), np.nan, None)]
+        for base, top, other in pairs:
+            # Two tied maxima a row: the second a vector on (the same lane), a lane on, or
+            # in the last (masked) vector.
+            x = base.astype(dtype)
+            first = rng.integers(0, n - lanes - 1, size=rows)
+            second = np.choose(rng.integers(0, 3, size=rows), [first + lanes, first + 1, n - 1])
+            x[np.arange(rows), first] = top
+            x[np.arange(rows), second] = top if other is None else other
+            tensors.append(x)
+        for x in tensors:
+            for last in (0, 1):
+                np.testing.assert_array_equal(
+                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"n={n}"
+                )
 
 
 def _bits(dtype: np.dtype, patterns: list[int]) -> np.ndarray:
