@@ -429,11 +429,12 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
     and their row numbers ``hit[:width]``, vector by vector.
 
     Row ``r`` starts at flat index ``start + r * stride`` of the C-contiguous ``x`` and
-    is numbered ``row0 + r`` (which must fit ``hit``'s integers); ``width`` is a
-    multiple of ``lane_count(x)``. A row replaces the running maximum where it is
-    greater (``last`` = 1: greater or equal). Each vector of ``best`` and ``hit`` is
-    read and written once per call, so callers pass groups of ``FOLD_ROWS`` or
-    ``FAR_FOLD_ROWS`` rows (the cases that are unrolled) where they can.
+    is numbered ``row0 + r`` (which must fit ``hit``'s integers); ``width`` is 0 or at
+    least ``lane_count(x)`` (not a multiple of it, the last vector overlaps the one
+    before it). A row replaces the running maximum where it is greater (``last`` = 1:
+    greater or equal). Each vector of ``best`` and ``hit`` is read and written once per
+    call, so callers pass groups of ``FOLD_ROWS`` or ``FAR_FOLD_ROWS`` rows (the cases
+    that are unrolled) where they can.
     """
     for name, array in (("x", x), ("best", best), ("hit", hit)):
         if not (isinstance(array, types.Array) and array.layout == "C"):
@@ -456,12 +457,12 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             return context.make_array(sig.args[i])(context, builder, args[i]).data
 
         base = builder.gep(data(0), [first])
-        best_vectors = builder.bitcast(data(5), vty.as_pointer())
-        hit_vectors = builder.bitcast(data(6), vty.as_pointer())
         top_ptr = cgutils.alloca_once(builder, vty)
         row_ptr = cgutils.alloca_once(builder, vty)
         zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
-        nvectors = builder.udiv(size, ir.Constant(i64, lanes))
+        per_vector = ir.Constant(i64, lanes)
+        whole = builder.udiv(size, per_vector)
+        partial = builder.icmp_unsigned("!=", builder.mul(whole, per_vector), size)
         # Rows fetched ahead: FOLD_AHEAD_BYTES of the column on, and at least the next group.
         row_bytes = builder.mul(step, ir.Constant(i64, bits // 8))
         ahead = builder.udiv(ir.Constant(i64, FOLD_AHEAD_BYTES), row_bytes)
@@ -472,10 +473,16 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             number = builder.add(args[7], r)
             _fold(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
 
-        with cgutils.for_range_slice(builder, zero, nvectors, one) as (s, _):
-            builder.store(builder.load(builder.gep(best_vectors, [s]), align=bits // 8), top_ptr)
-            builder.store(builder.load(builder.gep(hit_vectors, [s]), align=bits // 8), row_ptr)
-            column = builder.gep(base, [builder.mul(s, ir.Constant(i64, lanes))])
+        def fold_columns(index, unrolled=True):
+            # The rows' vector of columns from ``index`` on, into their running maxima
+            # (not ``unrolled``: a plain loop over the rows, for a partial last vector,
+            # whose lines the vector before it has just read; its own copy of the groups
+            # took 0.1 s more to compile).
+            best_at = builder.bitcast(builder.gep(data(5), [index]), vty.as_pointer())
+            hit_at = builder.bitcast(builder.gep(data(6), [index]), vty.as_pointer())
+            builder.store(builder.load(best_at, align=bits // 8), top_ptr)
+            builder.store(builder.load(hit_at, align=bits // 8), row_ptr)
+            column = builder.gep(base, [index])
 
             def row(r):
                 at = builder.bitcast(builder.gep(column, [builder.mul(r, step)]), vty.as_pointer())
@@ -499,18 +506,31 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             def is_group(rows: int):
                 return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))
 
-            with builder.if_else(is_group(FOLD_ROWS), likely=True) as (near, other):
-                with near:
-                    group(FOLD_ROWS)
-                with other:
-                    with builder.if_else(is_group(FAR_FOLD_ROWS)) as (far, rest):
-                        with far:
-                            group(FAR_FOLD_ROWS)
-                        with rest:
-                            with cgutils.for_range_slice(builder, zero, count, one) as (r, _):
-                                fold(r, row(r))
-            builder.store(builder.load(top_ptr), builder.gep(best_vectors, [s]), align=bits // 8)
-            builder.store(builder.load(row_ptr), builder.gep(hit_vectors, [s]), align=bits // 8)
+            def each_row():
+                with cgutils.for_range_slice(builder, zero, count, one) as (r, _):
+                    fold(r, row(r))
+
+            if not unrolled:
+                each_row()
+            else:
+                with builder.if_else(is_group(FOLD_ROWS), likely=True) as (near, other):
+                    with near:
+                        group(FOLD_ROWS)
+                    with other:
+                        with builder.if_else(is_group(FAR_FOLD_ROWS)) as (far, rest):
+                            with far:
+                                group(FAR_FOLD_ROWS)
+                            with rest:
+                                each_row()
+            builder.store(builder.load(top_ptr), best_at, align=bits // 8)
+            builder.store(builder.load(row_ptr), hit_at, align=bits // 8)
+
+        # The whole vectors, then a partial one as a whole one that ends at ``width``: it
+        # folds the same rows into some columns twice, which changes nothing.
+        with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
+            fold_columns(builder.mul(s, per_vector))
+        with builder.if_then(partial, likely=False):
+            fold_columns(builder.sub(size, per_vector), unrolled=False)
         return context.get_dummy_value()
 
     return signature, codegen
