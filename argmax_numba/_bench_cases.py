@@ -41,6 +41,7 @@ KINDS = (
     "tall-narrow",
     "short-rows",
     "few-columns",
+    "uneven",
     "fortran",
     "small-10x10",
     "small-1000",
@@ -110,6 +111,9 @@ def _cube_cases(dtypes, nbytes: int, lasts) -> list[Case]:
 SHORT_ROW = 10
 # Blocks (rows, columns) of the few-columns case, reduced along its rows (axis 1).
 FEW_COLUMNS = (64, 16)
+# The last two extents of the uneven case, reduced along each axis: no extent a power of
+# two, rows and runs of columns that end inside a vector.
+UNEVEN = (100, 100)
 
 
 def _shape_cases(dtypes, nbytes: int) -> list[Case]:
@@ -122,6 +126,8 @@ def _shape_cases(dtypes, nbytes: int) -> list[Case]:
         cases.append(Case("short-rows", name, (rows, SHORT_ROW), 1, 0))
         blocks = max(16, -(-nbytes // (prod(FEW_COLUMNS) * DTYPES[name].itemsize)))
         cases.append(Case("few-columns", name, (blocks, *FEW_COLUMNS), 1, 0))
+        outer = max(16, -(-nbytes // (prod(UNEVEN) * DTYPES[name].itemsize)))
+        cases += [Case("uneven", name, (outer, *UNEVEN), axis, 0) for axis in range(3)]
     return cases
 
 
