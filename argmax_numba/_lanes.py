@@ -89,6 +89,18 @@ def lanes_of(array_type) -> int:
     return VECTOR_BYTES * 8 // array_type.dtype.bitwidth
 
 
+def constants_of(name: str, x, kind, last) -> tuple[int, int, int, int, bool]:
+    """What an intrinsic over the array type ``x`` is compiled for: the key kind, whether
+    it takes the last occurrence, bits per element, lanes per vector and whether the keys
+    are unsigned. ``kind`` and ``last`` must be constants (a TypingError naming
+    ``name`` otherwise)."""
+    if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
+        raise errors.TypingError(f"{name}(): kind and last must be constants")
+    kind_value = kind.literal_value
+    unsigned = kind_value == KIND_INT and not x.dtype.signed
+    return kind_value, last.literal_value, x.dtype.bitwidth, lanes_of(x), unsigned
+
+
 def _int64_constant(value: int):
     def codegen(context, builder, sig, args):
         return context.get_constant(types.int64, value)
@@ -253,14 +265,9 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
     """
     if not (isinstance(x, types.Array) and x.layout == "C"):
         raise errors.TypingError("lane_argmax(): x must be a C-contiguous array")
-    if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
-        raise errors.TypingError("lane_argmax(): kind and last must be constants")
-    kind_value, last_value = kind.literal_value, last.literal_value
-    bits = x.dtype.bitwidth
+    kind_value, last_value, bits, lanes, unsigned = constants_of("lane_argmax", x, kind, last)
     if not (isinstance(floor, types.Integer) and floor.bitwidth == bits):
         raise errors.TypingError(f"lane_argmax(): floor must be a {bits}-bit key")
-    lanes = lanes_of(x)
-    unsigned = kind_value == KIND_INT and not x.dtype.signed
     key_type = x.dtype if kind_value == KIND_INT else getattr(types, f"int{bits}")
     signature = types.Tuple((key_type, types.int64))(x, start, length, kind, last, floor)
 
@@ -439,12 +446,8 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
     for name, array in (("x", x), ("best", best), ("hit", hit)):
         if not (isinstance(array, types.Array) and array.layout == "C"):
             raise errors.TypingError(f"lane_rows_update(): {name} must be C-contiguous")
-    if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
-        raise errors.TypingError("lane_rows_update(): kind and last must be constants")
-    kind_value, last_value = kind.literal_value, last.literal_value
-    bits = x.dtype.bitwidth
-    lanes = lanes_of(x)
-    unsigned = kind_value == KIND_INT and not x.dtype.signed
+    constants = constants_of("lane_rows_update", x, kind, last)
+    kind_value, last_value, bits, lanes, unsigned = constants
     signature = types.none(x, start, stride, nrows, width, best, hit, row0, kind, last)
 
     def codegen(context, builder, sig, args):

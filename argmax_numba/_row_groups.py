@@ -17,7 +17,7 @@ from numba.extending import intrinsic
 from ._dtypes import KIND_INT
 from ._ir import VECTOR_BYTES, equal_to, key_ir, lane_of, prefetch, resize, splat, vector_at
 from ._keys import lowest_key
-from ._lanes import PREFETCH, lanes_of
+from ._lanes import PREFETCH, constants_of, lanes_of
 
 __all__ = ["CHUNK_ROW_BYTES", "GROUP_ROW_BYTES", "chunk_group_argmax", "group_argmax"]
 
@@ -155,12 +155,8 @@ def chunk_group_argmax(typingctx, x, o, out, kind, last):
         raise errors.TypingError("chunk_group_argmax(): x must be a C-contiguous 2-D array")
     if not (isinstance(out, types.Array) and out.layout == "C" and out.ndim == 1):
         raise errors.TypingError("chunk_group_argmax(): out must be a C-contiguous 1-D array")
-    if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
-        raise errors.TypingError("chunk_group_argmax(): kind and last must be constants")
-    kind_value, last_value = kind.literal_value, last.literal_value
-    bits = x.dtype.bitwidth
-    lanes = lanes_of(x)
-    unsigned = kind_value == KIND_INT and not x.dtype.signed
+    constants = constants_of("chunk_group_argmax", x, kind, last)
+    kind_value, last_value, bits, lanes, unsigned = constants
     signature = types.none(x, o, out, kind, last)
 
     def codegen(context, builder, sig, args):
