@@ -140,10 +140,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
     compiled callers alike: ``(ROWS, nchunks, per)`` (``per`` whole rows to a task where
     ``nchunks`` is 1), ``(SHORT, 0, per)`` (rows of 2 to SHORT_ROW elements, shorter than
-    a vector), ``(COLS, block, how)`` (``block``
-    inner positions to a task; ``block // inner`` whole blocks where it spans them,
-    read with rows side by side where ``how`` is SIDE, a column at a time where it is
-    EACH) or ``(NARROW, m, nsplit)``.
+    a vector), ``(COLS, block, how)`` (``block`` inner positions to a task; ``block //
+    inner`` whole blocks where it spans them, read with rows side by side where ``how``
+    is SIDE, a column at a time where it is EACH) or ``(NARROW, m, nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
