@@ -13,7 +13,7 @@ from . import _threading
 from ._dtypes import KINDS as _KINDS
 from ._dtypes import kernel_view
 from ._ir import VECTOR_BYTES
-from ._kernels import KERNELS, ROW_TASK_ELEMENTS, SHORT_ROW
+from ._kernels import KERNELS, SHORT_ROW
 
 __all__ = ["argmax"]
 
@@ -123,37 +123,23 @@ def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
 
 
 @register_jitable
-def _even(count: int, per: int, threads: int) -> int:
-    """``per`` of ``count`` items to a task, made smaller so that the threads share the
-    tasks evenly (exactly where they are few, which is where it matters): prange hands
-    each thread an equal count of tasks, and 5 on 2 threads kept one thread at 3 of them
-    (300000 rows of 4 float32, 5 tasks: 69 -> 65 us)."""
-    if threads > 1:
-        tasks = -(-count // per)
-        if tasks % threads:
-            per = -(-count // (tasks + threads - tasks % threads))
-    return per
-
-
-@register_jitable
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
-    compiled callers alike: ``(ROWS, nchunks, per)`` (``per`` whole rows to a task where
-    ``nchunks`` is 1), ``(SHORT, 0, per)`` (rows of 2 to SHORT_ROW elements, shorter than
-    a vector), ``(COLS, block, how)`` (``block`` inner positions to a task; ``block //
-    inner`` whole blocks where it spans them, read with rows side by side where ``how``
-    is SIDE, a column at a time where it is EACH) or ``(NARROW, m, nsplit)``.
+    compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
+    SHORT_ROW elements, shorter than a vector), ``(COLS, block, how)`` (``block``
+    inner positions to a task; ``block // inner`` whole blocks where it spans them,
+    read with rows side by side where ``how`` is SIDE, a column at a time where it is
+    EACH) or ``(NARROW, m, nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
+    if inner == 1 and 2 <= n <= SHORT_ROW and n * itemsize < VECTOR_BYTES:
+        return SHORT, 0, 0
     if inner == 1:
-        per = _even(outer, max(1, ROW_TASK_ELEMENTS // n), threads)
-        if 2 <= n <= SHORT_ROW and n * itemsize < VECTOR_BYTES:
-            return SHORT, 0, per
         nchunks = 1
         if threads > 1 and outer < 2 * threads:  # split rows so that every core has work
             nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
-        return ROWS, nchunks, per
+        return ROWS, nchunks, 0
     m = max(1, LANE_BYTES // (inner * itemsize))  # rows read side by side
     # Few blocks x[o] (whose rows the narrow kernel splits between the cores), or large
     # blocks of columns narrower than a vector (which ``cols`` reads one at a time);
@@ -211,9 +197,9 @@ def _choose(kind: int, view: np.ndarray, outer: int, n: int, inner: int, paralle
     k = KERNELS[(kind, parallel)]
     which, p1, p2 = plan(outer, n, inner, view.itemsize, numba.get_num_threads() if parallel else 1)
     if which == ROWS:
-        kernel, extra = (k.rows, (p2,)) if p1 == 1 else (k.row_pieces, (p1,))
+        kernel, extra = (k.rows, ()) if p1 == 1 else (k.row_pieces, (p1,))
     elif which == SHORT:
-        kernel, extra = k.short_rows[n - 2], (p2,)
+        kernel, extra = k.short_rows[n - 2], ()
     elif which == COLS:
         kernel, extra = (k.cols, k.side_cols, k.each_cols)[p2], (p1,)
     else:

@@ -156,11 +156,11 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             if which == ROWS or which == SHORT:
                 x2 = c_view(view, 0, (outer, n))
                 if which == SHORT:
-                    run_kernel((x2, out, last, np.int64(p2)), short_k, kind, parallel)
+                    run_kernel((x2, out, last), short_k, kind, parallel)
                 elif p1 > 1:  # rows split between the cores (only planned where parallel)
                     run_kernel((x2, out, last, np.int64(p1)), pieces_k, kind, parallel)
                 else:
-                    run_kernel((x2, out, last, np.int64(p2)), rows_k, kind, parallel)
+                    run_kernel((x2, out, last), rows_k, kind, parallel)
             else:
                 x3, o2 = c_view(view, 0, (outer, n, inner)), c_view(out, 0, (outer, inner))
                 if which == COLS and p2 == SIDE:

@@ -2,8 +2,8 @@
 
 Every input reaches a kernel in a canonical C-contiguous layout:
 
-* ``rows(x, out, last, per, where)`` reduces the last axis of ``x[outer, n]``, ``per`` whole
-  rows per task. Each row is read as vectors, a run of ``RUN_BYTES`` at a time: the run's
+* ``rows(x, out, last, where)`` reduces the last axis of ``x[outer, n]``, many whole rows per
+  task. Each row is read as vectors, a run of ``RUN_BYTES`` at a time: the run's
   maximum first, then, from cache, where it is (``_lanes``), so the search reads the
   row from memory once. Rows of up to ``GROUP_ROW_BYTES`` are searched a group at a
   time, which shares the work of turning vectors of lanes into one maximum per row.
@@ -439,10 +439,11 @@ row_parts = merge_parts = None
 search = fixed = across = ROW_LENGTH = None
 
 
-def rows(x, out, last, per, where):
-    outer = x.shape[0]
-    # ``per`` whole rows to a task (``plan``). ``np.int64(t)``: a task is called with the
-    # types ``Kernel.task_types`` names, and prange counts unsigned.
+def rows(x, out, last, where):
+    outer, n = x.shape
+    per = max(1, ROW_TASK_ELEMENTS // n)  # whole rows per task
+    # ``np.int64(t)``: a task is called with the types ``Kernel.task_types`` names, and
+    # prange counts unsigned.
     for t in prange((outer + per - 1) // per):
         call_task(where, (x, out, np.int64(t), per, last))
 
@@ -545,13 +546,13 @@ def _build(kind: int, parallel: bool) -> Kernels:
         return Kernel(driver, tasks[task], kind, ndim, parts, ints, extra, {}, helpers)
 
     return Kernels(
-        kernel(rows, "rows_task", 2, False, 3, 1),
+        kernel(rows, "rows_task", 2, False, 3, 0),
         kernel(row_pieces, "row_piece_task", 2, True, 4, 1),
         tuple(
-            kernel(rows, f"short_rows_task{m}", 2, False, 3, 1, f"short_rows{m}")
+            kernel(rows, f"short_rows_task{m}", 2, False, 3, 0, f"short_rows{m}")
             for m in range(2, SHORT_ROW + 1)
         ),
-        kernel(rows, "short_any_task", 2, False, 3, 1, "short_any"),
+        kernel(rows, "short_any_task", 2, False, 3, 0, "short_any"),
         kernel(cols, "col_task", 3, False, 4, 1),
         kernel(narrow, "narrow_task", 3, True, 6, 3, helpers=("cols",)),
         kernel(cols, "side_task", 3, False, 4, 1, "side_cols"),

@@ -369,15 +369,10 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("threads", [2, 3, 4])
-def test_tasks_shared_evenly(threads, monkeypatch):
-    # prange hands each thread an equal count of tasks: whole rows to a task make a count
-    # of tasks that is a multiple of the threads where there are few ...
-    for outer, n, size in [(300, 1000, 4), (300001, 4, 4), (1001, 9, 2), (7001, 600, 1)]:
-        which, _, per = api.plan(outer, n, 1, size, threads)
-        assert which in (api.ROWS, api.SHORT)
-        assert -(-outer // per) % threads == 0, (outer, n, size)
-    # ... and columns split between tasks make blocks of one width (the last one narrower
-    # by less than a block's count), as many as a multiple of the threads in all.
+def test_column_blocks_shared_evenly(threads, monkeypatch):
+    # prange hands each thread an equal count of tasks: columns split between tasks make
+    # blocks of one width (the last one narrower by less than a block's count), as many
+    # as a multiple of the threads in all.
     for outer, n, inner, size in [
         (1, 256, 65552, 4),
         (1, 7, 2396745, 4),
