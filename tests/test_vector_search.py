@@ -19,7 +19,7 @@ from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 
 import argmax_numba._api as api
 from argmax_numba import argmax
-from argmax_numba._kernels import SHORT_ROW
+from argmax_numba._kernels import ROW_TASK_ELEMENTS, SHORT_ROW
 from argmax_numba._lanes import (
     BLOCK_CHUNKS,
     FAR_FOLD_ROWS,
@@ -184,20 +184,22 @@ def test_short_rows_in_groups(dtype, kernel_path):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, monkeypatch):
+def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
     # Rows longer than GROUP_ROW_BYTES, to CHUNK_ROW_BYTES, are searched a vector's worth
     # of rows at a time: each row's vectors folded lane by lane (a later vector wins a tie
     # only for the last occurrence), then the lanes of all the rows reduced together
     # (the earlier position wins a tie, or the later one). Ties within a lane, between
     # lanes and in the masked last vector; rows of one value (the lanes past a row's
-    # end); tasks that end inside a group, and the rows after it.
+    # end); in parallel, the shortest rows in two tasks (ROW_TASK_ELEMENTS // n rows, not
+    # a whole number of groups, to the first), and the rows after a task's last group.
     lanes = 64 // dtype.itemsize
     shortest, longest = GROUP_ROW_BYTES // dtype.itemsize + 1, CHUNK_ROW_BYTES // dtype.itemsize
     rng = np.random.default_rng(18)
-    rows = 5 * lanes + 7
     for n in sorted({shortest, 3 * lanes, 3 * lanes + 1, 5 * lanes - 1, longest - 1, longest}):
-        if kernel_path == "parallel":
-            monkeypatch.setattr(api, "ROW_TASK_ELEMENTS", (2 * lanes + 3) * n)
+        rows = 5 * lanes + 7
+        if kernel_path == "parallel" and n == shortest:
+            assert ROW_TASK_ELEMENTS // n % lanes
+            rows = ROW_TASK_ELEMENTS // n + lanes + 3
         tensors = [random_tensor(dtype, (rows, n), rng, special=p) for p in (0.0, 0.3)]
         tensors += [np.full((rows, n), v, dtype) for v in special_values(dtype)]
         if dtype.kind in "iu":
