@@ -12,7 +12,10 @@ the code can run.
 
 The symbol carries the table's layout version: code compiled against one layout must
 not read another, so any change to the slots, the kernels or their argument types
-needs a new version.
+needs a new version. numba keys its disk cache on the user's function, not on this
+package, so code cached against another version can still be loaded: its reload list
+records the symbol it reads, and ``fill`` refuses it with an error (its code would
+look up a symbol that is no longer defined, and crash).
 """
 
 from __future__ import annotations
@@ -59,9 +62,23 @@ def _slot(name: str, kind: int, dtype: np.dtype, writeable: bool, role: int) -> 
     return (slot * 2 + writeable) * 3 + role
 
 
-def fill(name: str, kind: int, dtype: str, writeable: bool) -> None:
+# The table that code read before its reload list recorded one.
+_UNRECORDED_SYMBOL = "argmax_numba_task_table_v3"
+
+
+def fill(
+    name: str, kind: int, dtype: str, writeable: bool, symbol: str = _UNRECORDED_SYMBOL
+) -> None:
     """Compile (or load from the disk cache) kernel ``name``'s task and drivers for views
-    of ``dtype``, and put their addresses in the table."""
+    of ``dtype``, and put their addresses in the table ``symbol``, which the code that
+    needs them reads: a RuntimeError where that is not this version's table."""
+    if symbol != TABLE_SYMBOL:
+        raise RuntimeError(
+            f"argmax: this compiled function was cached by another version of argmax-numba"
+            f" (its code reads {symbol}, this version has {TABLE_SYMBOL}); delete its numba"
+            " cache (the .nbi and .nbc files in __pycache__ beside its module, or under"
+            " NUMBA_CACHE_DIR) to compile it again"
+        )
     view = np.dtype(dtype)
     for role, parallel in ((SERIAL, False), (PARALLEL, True)):
         kernel = getattr(KERNELS[(kind, parallel)], name)
@@ -76,7 +93,7 @@ def fill(name: str, kind: int, dtype: str, writeable: bool) -> None:
 def _refill(name: str, kind: int, dtype: str, writeable: bool):
     """``fill`` of these arguments, one object for each (reload lists are sets); it
     pickles by reference, as numba's disk cache needs."""
-    return functools.partial(fill, name, kind, dtype, writeable)
+    return functools.partial(fill, name, kind, dtype, writeable, TABLE_SYMBOL)
 
 
 @intrinsic(prefer_literal=True)
@@ -105,7 +122,7 @@ def run_kernel(typingctx, args, name, kind, parallel):
     slots += [_slot(h, kind_value, dtype, writeable, TASK) for h in (*kernel.helpers, kernel_name)]
 
     def codegen(context, builder, sig, llargs):
-        fill(kernel_name, kind_value, dtype.str, writeable)
+        fill(kernel_name, kind_value, dtype.str, writeable, TABLE_SYMBOL)
         context.active_code_library._reload_init.add(
             _refill(kernel_name, kind_value, dtype.str, writeable)
         )

@@ -150,6 +150,21 @@ with warnings.catch_warnings():
 print(sum(user_module.predict.stats.cache_hits.values()))
 """
 
+# The same function loaded from the disk cache by another version of this package, one
+# with another table of kernel addresses.
+USER_RUN_OTHER_VERSION = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import argmax_numba._task_table as table
+table.TABLE_SYMBOL = "argmax_numba_task_table_v0"
+import user_module
+try:
+    user_module.predict(np.ones((3, 4), np.float32))
+except RuntimeError as exc:
+    print(exc)
+"""
+
 
 @pytest.mark.slow
 def test_user_function_is_cached_on_disk(tmp_path):
@@ -174,6 +189,17 @@ def test_user_function_is_cached_on_disk(tmp_path):
         assert run.returncode == 0, run.stderr[-2000:]
         hits.append(int(run.stdout.split()[-1]))
     assert hits == [0, 0, 1]
+    # Code cached against another table is refused with an error, not run (it would look
+    # up a symbol that is no longer defined).
+    run = subprocess.run(
+        [sys.executable, "-c", USER_RUN_OTHER_VERSION, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "cached by another version of argmax-numba" in run.stdout, run.stdout
 
 
 def test_large_output_in_compiled_code():
