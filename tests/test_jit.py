@@ -174,32 +174,29 @@ def test_user_function_is_cached_on_disk(tmp_path):
     # drivers as loaded from their cache, whose need to start the threading runtime on
     # loading numba does not keep: the third process must start it all the same.
     (tmp_path / "user_module.py").write_text(USER_MODULE)
-    env = {**os.environ, "PYTHONPATH": ROOT}
-    hits = []
-    for attempt in range(3):
-        if attempt == 1:
-            shutil.rmtree(tmp_path / "__pycache__")
-        run = subprocess.run(
-            [sys.executable, "-c", USER_RUN, str(tmp_path)],
+
+    def run(code: str) -> str:
+        env = {**os.environ, "PYTHONPATH": ROOT}
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path)],
             capture_output=True,
             text=True,
             env=env,
             timeout=600,
         )
-        assert run.returncode == 0, run.stderr[-2000:]
-        hits.append(int(run.stdout.split()[-1]))
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    hits = []
+    for attempt in range(3):
+        if attempt == 1:
+            shutil.rmtree(tmp_path / "__pycache__")
+        hits.append(int(run(USER_RUN).split()[-1]))
     assert hits == [0, 0, 1]
     # Code cached against another table is refused with an error, not run (it would look
     # up a symbol that is no longer defined).
-    run = subprocess.run(
-        [sys.executable, "-c", USER_RUN_OTHER_VERSION, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "cached by another version of argmax-numba" in run.stdout, run.stdout
+    out = run(USER_RUN_OTHER_VERSION)
+    assert "cached by another version of argmax-numba" in out, out
 
 
 def test_large_output_in_compiled_code():
