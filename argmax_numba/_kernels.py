@@ -116,27 +116,24 @@ def _make_tasks(kind: int):
     def rows_task(x, out, t, per, last):
         outer, n = x.shape
         lo, hi = t * per, min((t + 1) * per, outer)
-        if n * x.itemsize <= GROUP_ROW_BYTES:
-            # Short rows, a group at a time, each row one vector (of two registers for
-            # rows longer than one), where every row's vector load stays in the array.
-            wide = n * x.itemsize > VECTOR_BYTES
+        if n * x.itemsize <= CHUNK_ROW_BYTES:
+            # Rows of up to a few vectors, a group at a time, where every row's last vector
+            # load stays in the array: short rows each as one vector (of two registers for
+            # rows longer than one), longer ones with their vectors folded first.
+            short = n * x.itemsize <= GROUP_ROW_BYTES
+            wide = short and n * x.itemsize > VECTOR_BYTES
             group = lane_count(x) * (2 if wide else 1)
             groups = max(0, min(hi, outer - (group + n - 1) // n) - lo) // group
             for g in range(groups):
-                if wide:
+                if not short:
+                    if last:
+                        chunk_group_argmax(x, lo + g * group, out, kind, 1)
+                    else:
+                        chunk_group_argmax(x, lo + g * group, out, kind, 0)
+                elif wide:
                     group_argmax(x, lo + g * group, out, kind, last, 2)
                 else:
                     group_argmax(x, lo + g * group, out, kind, last, 1)
-            lo += groups * group
-        elif n * x.itemsize <= CHUNK_ROW_BYTES:
-            # Rows of a few vectors, a group at a time, each row's vectors folded first.
-            group = lane_count(x)
-            groups = max(0, min(hi, outer - (group + n - 1) // n) - lo) // group
-            for g in range(groups):
-                if last:
-                    chunk_group_argmax(x, lo + g * group, out, kind, 1)
-                else:
-                    chunk_group_argmax(x, lo + g * group, out, kind, 0)
             lo += groups * group
         for o in range(lo, hi):
             out[o] = search(x, o, 0, n, last)[1]

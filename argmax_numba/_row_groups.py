@@ -202,17 +202,17 @@ def chunk_group_argmax(typingctx, x, o, out, kind, last):
             builder.store(builder.select(win, k, have), best_ptr)
             builder.store(builder.select(win, here, have_at), at_ptr)
 
-        # Every row's lanes folded: each lane's maximum key and its position.
+        # Every row's lanes folded: each lane's maximum key and its position, from the
+        # lowest key at the first vector's (which that vector then takes or ties).
         kept = cgutils.alloca_once(builder, vty, size=lanes)
         kept_at = cgutils.alloca_once(builder, pty, size=lanes)
+        lowest = ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
         first_row = builder.mul(args[1], n)
         with cgutils.for_range_slice(builder, zero, step, one) as (r, _):
             row = builder.add(first_row, builder.mul(r, n))
-            ahead = builder.add(row, ir.Constant(i64, PREFETCH * lanes))
-            prefetch(builder, builder.gep(x_struct.data, [ahead]))
-            builder.store(key_ir(builder, load(row), kind_value), best_ptr)
+            builder.store(lowest, best_ptr)
             builder.store(lane, at_ptr)
-            with cgutils.for_range_slice(builder, one, full, one) as (c, _):
+            with cgutils.for_range_slice(builder, zero, full, one) as (c, _):
                 take(row, c)
             with builder.if_then(builder.icmp_unsigned(">", rest, zero)):
                 take(row, full, inside)
