@@ -36,11 +36,14 @@ NARROW_BLOCK_BYTES = 1 << 14
 # are read slower than rows split between tasks (32 MiB along axis 0, cols against
 # narrow: (131072, 256) int8 1.62 against 0.41 ms, (65536, 256) int16 1.17 against
 # 0.49 ms, (32768, 256) float32 0.78 against 0.45 ms, (8192, 1024) float32 0.75 against
-# 0.44 ms; (8192, 4096) int8 0.63 against 0.80 ms), in inputs of NARROW_SPLIT_BYTES or
-# more. Smaller ones, read from cache, are as fast or faster in ``cols`` ((2048, 2048)
-# int8 0.05 against 0.13 ms; (32768, 256) int8, 8 MiB, 0.16 against 0.14 ms), whose first
-# call also compiles 0.8 s faster.
-NARROW_PIECE_BYTES = 2048
+# 0.44 ms; (8192, 4096) int8 0.63 against 0.80 ms; 64 MiB, ratios to the read bound,
+# pieces of 3 KiB against narrow: (10922, 768) float64 1.47 against 1.26, (10922, 1536)
+# float32 1.39 against 1.24; 8-bit pieces of 1.5 KiB: (21845, 3072) int8 1.38-1.40
+# against 1.61), in inputs of NARROW_SPLIT_BYTES or more. Smaller ones, read from
+# cache, are as fast or faster in ``cols`` ((2048, 2048) int8 0.05 against 0.13 ms;
+# (32768, 256) int8, 8 MiB, 0.16 against 0.14 ms), whose first call also compiles 0.8 s
+# faster.
+NARROW_PIECE_BYTES = 4096
 NARROW_SPLIT_BYTES = 8 << 20
 LANE_BYTES = 1024
 # Whole blocks narrower than a vector are read as rows side by side where that makes at
@@ -149,15 +152,21 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     wide_blocks = inner * itemsize < VECTOR_BYTES and n * inner * itemsize >= NARROW_BLOCK_BYTES
     narrow = inner * itemsize < NARROW_BYTES and (few or wide_blocks)
     block = max(1, COL_BLOCK_BYTES // itemsize)
-    # Too few blocks for the cores: narrower ones, two per thread (four per thread, with
-    # their shorter stretches, were 10% slower on (4096, 4096) float32 along axis 0) ...
+    # Too few blocks for the cores: narrower ones, as few as give every thread an equal
+    # share (64 MiB along axis 0, two per thread against one: (4096, 4096) float32 1.38-1.56
+    # -> 1.24-1.25 of the read bound, (8192, 2048) float32 1.81-1.86 -> 1.31-1.34,
+    # (16384, 4096) int8 2.35-2.41 -> 1.46-1.61; shorter stretches of each row are read
+    # slower) ...
     split = threads > 1 and outer * -(-inner // block) < 2 * threads
     if split:
-        block = max(64, -(-inner // -(-2 * threads // outer)))
-        # ... but not narrower than NARROW_PIECE_BYTES (half that for 8-bit data, whose
-        # row numbers restart more often in ``narrow``) in inputs read from memory:
+        pieces = 1
+        while outer * pieces < threads or outer * pieces % threads:
+            pieces += 1
+        block = max(64, -(-inner // pieces))
+        # ... but not narrower than NARROW_PIECE_BYTES (a quarter of that for 8-bit data,
+        # whose row numbers restart more often in ``narrow``) in inputs read from memory:
         # there, the rows are split.
-        least = NARROW_PIECE_BYTES // 2 if itemsize == 1 else NARROW_PIECE_BYTES
+        least = NARROW_PIECE_BYTES // 4 if itemsize == 1 else NARROW_PIECE_BYTES
         large = outer * n * inner * itemsize >= NARROW_SPLIT_BYTES
         narrow = narrow or (large and block * itemsize < least)
     if narrow and n >= 4 * m:

@@ -346,12 +346,12 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_few_blocks_of_wide_rows(dtype, monkeypatch):
     # A few blocks x[o] whose columns ``cols`` would split between the threads into
-    # pieces narrower than NARROW_PIECE_BYTES (half that for 8-bit data) have their rows
+    # pieces narrower than NARROW_PIECE_BYTES (a quarter of that for 8-bit data) have their rows
     # split instead, in large inputs (``narrow``, one row at a time where rows are
     # LANE_BYTES or more); the tasks' candidates are merged, earlier rows first.
     monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 0)
     size = dtype.itemsize
-    least = api.NARROW_PIECE_BYTES // (2 if size == 1 else 1)
+    least = api.NARROW_PIECE_BYTES // (4 if size == 1 else 1)
     rng = np.random.default_rng(16)
     monkeypatch.setattr(api, "NARROW_SPLIT_BYTES", 0)
     for outer, n, row_bytes in [(1, 300, 256), (1, 520, 1024), (2, 301, 1000), (3, 257, 1536)]:
@@ -388,6 +388,10 @@ def test_column_blocks_shared_evenly(threads, monkeypatch):
         nblocks = -(-inner // block)
         assert outer * nblocks % threads == 0, (outer, n, inner, size)
         assert inner - (nblocks - 1) * block > block - nblocks, (outer, n, inner, size)
+    # Too few blocks for the threads: as few pieces as share them equally.
+    for outer, pieces in [(1, 2), (2, 1), (3, 2), (4, 1)]:
+        which, block, _ = api.plan(outer, 4096, 8192, 4, 2)
+        assert (which, block) == (api.COLS, 8192 // pieces), outer
     # And the kernels reduce such blocks: 5 blocks' worth of columns made 6 here.
     monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 0)
     monkeypatch.setattr(api, "COL_BLOCK_BYTES", 4096)
