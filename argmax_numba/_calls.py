@@ -12,11 +12,13 @@ next process.
 
 from __future__ import annotations
 
+from llvmlite import ir
 from numba import types
-from numba.core import errors
+from numba.core import cgutils, errors
 from numba.extending import intrinsic
+from numba.np.ufunc.parallel import _launch_threads
 
-__all__ = ["call_task", "native_call", "task_address"]
+__all__ = ["call_task", "native_call", "task_address", "thread_count"]
 
 
 @intrinsic
@@ -58,3 +60,25 @@ def task_address(task, arg_types: tuple) -> int:
     if not address:
         raise RuntimeError(f"no compiled code for {task.py_func.__qualname__}{arg_types}")
     return address
+
+
+@intrinsic
+def thread_count(typingctx):
+    """``numba.get_num_threads()``, called by the threading runtime's symbol name: numba's
+    own version calls through a pointer held in Python, and code holding one cannot be
+    cached on disk (users' functions that call ``argmax`` could not be)."""
+    _launch_threads()  # the runtime, and its symbols
+
+    def codegen(context, builder, sig, args):
+        # Code that calls the runtime must start it when it is loaded from the disk cache.
+        # numba arranges that only for code with parallel loops of its own or linked in,
+        # and the parallel drivers are called through their addresses, not linked in.
+        context.active_code_library._reload_init.add(_launch_threads)
+        # Declared as numba's parallel loops declare it (returning an intp), which may be
+        # in the same module; the C function returns an int, so only its low 32 bits count.
+        fnty = ir.FunctionType(ir.IntType(64), [])
+        runtime = cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads")
+        count = builder.trunc(builder.call(runtime, []), ir.IntType(32))
+        return builder.sext(count, ir.IntType(64))
+
+    return types.int64(), codegen

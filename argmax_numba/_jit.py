@@ -20,11 +20,11 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
-from numba.np.ufunc.parallel import _launch_threads
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ._api import COLS, EACH, ROWS, SHORT, SIDE, argmax, plan, serial
 from ._arrays import c_view
+from ._calls import thread_count
 from ._dtypes import kernel_view
 from ._task_table import KERNEL_NAMES, run_kernel
 
@@ -36,25 +36,6 @@ __all__: list[str] = []
 HUGE_PAGE_BYTES = 1 << 22
 _MADV_HUGEPAGE = 14
 _ADVISE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "aarch64")
-
-
-@intrinsic
-def _thread_count(typingctx):
-    """``numba.get_num_threads()``, called by the threading runtime's symbol name: numba's
-    own version calls through a pointer held in Python, and code holding one cannot be
-    cached on disk (users' functions that call ``argmax`` could not be)."""
-    _launch_threads()  # the runtime, and its symbols
-
-    def codegen(context, builder, sig, args):
-        # Code that calls the runtime must start it when it is loaded from the disk cache.
-        # numba arranges that only for code with parallel loops of its own or linked in,
-        # and the parallel drivers are called through their addresses, not linked in.
-        context.active_code_library._reload_init.add(_launch_threads)
-        fnty = ir.FunctionType(ir.IntType(32), [])
-        runtime = cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads")
-        return builder.sext(builder.call(runtime, []), ir.IntType(64))
-
-    return types.int64(), codegen
 
 
 @intrinsic
@@ -151,7 +132,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         if outer * inner > 0:
             view = np.ascontiguousarray(data).view(view_type)
             parallel = not serial(outer, n, inner, itemsize)
-            threads = _thread_count() if parallel else 1
+            threads = thread_count() if parallel else 1
             which, p1, p2 = plan(outer, n, inner, itemsize, threads)
             if which == ROWS or which == SHORT:
                 x2 = c_view(view, 0, (outer, n))

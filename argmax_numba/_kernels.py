@@ -45,7 +45,7 @@ from numba import njit, prange, types
 from numba.np.numpy_support import from_dtype
 
 from ._arrays import c_view, empty
-from ._calls import call_task, task_address
+from ._calls import call_task, task_address, thread_count
 from ._candidates import choose, take_first, take_last
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
@@ -63,8 +63,11 @@ from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, chunk_group_argmax, g
 
 __all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
-# Whole rows of about this many elements in all make one task of ``rows``.
+# Whole rows of about this many elements in all make one task of ``rows`` ...
 ROW_TASK_ELEMENTS = 1 << 16
+# ... or of a group of rows, where ``rows_task`` searches them so and that makes at least
+# this many tasks a thread (each takes an equal count of tasks).
+GROUP_TASKS = 4
 # Rows up to this long go to ``short_rows``, which has a loop for each length.
 SHORT_ROW = 8
 
@@ -439,6 +442,12 @@ search = fixed = across = ROW_LENGTH = None
 def rows(x, out, last, where):
     outer, n = x.shape
     per = max(1, ROW_TASK_ELEMENTS // n)  # whole rows per task
+    # Rows searched a group at a time need a group in a task: where that still leaves
+    # every thread GROUP_TASKS tasks, a task takes one.
+    group = lane_count(x)
+    if per < group and n * x.itemsize <= CHUNK_ROW_BYTES:
+        if outer >= GROUP_TASKS * thread_count() * group:
+            per = group
     # ``np.int64(t)``: a task is called with the types ``Kernel.task_types`` names, and
     # prange counts unsigned.
     for t in prange((outer + per - 1) // per):

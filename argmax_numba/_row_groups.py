@@ -132,8 +132,12 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
 # cache, against one row at a time (ns a row): float32 rows of 33 16.4 -> 4.5, of 128
 # 18.4 -> 9.5, of 512 39.6 -> 33.0, of 1024 61.6 -> 62.8; float64 of 17 24.7 -> 6.1
 # (``last`` at run time), of 256 47.0 -> 32.7; float16 of 1024 46.2 -> 33.5; int8 of 129
-# 44.5 -> 5.3, of 1024 23.4 -> 15.8, of 2000 44.3 -> 45.0.
-CHUNK_ROW_BYTES = 2048
+# 44.5 -> 5.3, of 1024 23.4 -> 15.8, of 2000 44.3 -> 45.0. Rows of up to 64 KiB read
+# from memory gain most, as the reads go on while other rows' lanes are folded (64 MiB,
+# ratios to the read bound: float32 rows of 4 KiB 1.58 -> 1.13, of 16 KiB 1.30-1.40 ->
+# 1.00-1.14, of 64 KiB 1.30 -> 1.08; int8 of 8 KiB 1.54 -> 1.06; float16 of 16 KiB 1.34
+# -> 1.05; float64 of 32 KiB 1.27 -> 1.10). Positions in such rows fit 16 bits.
+CHUNK_ROW_BYTES = 1 << 16
 
 
 @intrinsic(prefer_literal=True)

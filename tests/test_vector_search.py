@@ -13,13 +13,14 @@ of rows that the elements' width holds.
 from __future__ import annotations
 
 import ml_dtypes
+import numba
 import numpy as np
 import pytest
 from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 
 import argmax_numba._api as api
 from argmax_numba import argmax
-from argmax_numba._kernels import ROW_TASK_ELEMENTS, SHORT_ROW
+from argmax_numba._kernels import GROUP_TASKS, ROW_TASK_ELEMENTS, SHORT_ROW
 from argmax_numba._lanes import (
     BLOCK_CHUNKS,
     FAR_FOLD_ROWS,
@@ -185,15 +186,16 @@ def test_short_rows_in_groups(dtype, kernel_path):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
-    # Rows longer than GROUP_ROW_BYTES, to CHUNK_ROW_BYTES, are searched a vector's worth
-    # of rows at a time: each row's vectors folded lane by lane (a later vector wins a tie
+    # Rows longer than GROUP_ROW_BYTES are searched a vector's worth of rows at a time
+    # (here to 2 KiB; longer ones in ``test_long_rows_in_groups``): each row's vectors
+    # folded lane by lane (a later vector wins a tie
     # only for the last occurrence), then the lanes of all the rows reduced together
     # (the earlier position wins a tie, or the later one). Ties within a lane, between
     # lanes and in the masked last vector; rows of one value (the lanes past a row's
     # end); in parallel, the shortest rows in two tasks (ROW_TASK_ELEMENTS // n rows, not
     # a whole number of groups, to the first), and the rows after a task's last group.
     lanes = 64 // dtype.itemsize
-    shortest, longest = GROUP_ROW_BYTES // dtype.itemsize + 1, CHUNK_ROW_BYTES // dtype.itemsize
+    shortest, longest = GROUP_ROW_BYTES // dtype.itemsize + 1, 2048 // dtype.itemsize
     rng = np.random.default_rng(18)
     for n in sorted({shortest, 3 * lanes, 3 * lanes + 1, 5 * lanes - 1, longest - 1, longest}):
         rows = 5 * lanes + 7
@@ -222,6 +224,34 @@ def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
                 np.testing.assert_array_equal(
                     argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"n={n}"
                 )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_long_rows_in_groups(dtype, kernel_path):
+    # Rows of up to CHUNK_ROW_BYTES are searched in groups too, where the input gives
+    # every thread GROUP_TASKS tasks of a group each (on one thread here, to keep the
+    # input small), and the rows after the last whole group one at a time. Positions up
+    # to a 64 KiB row's last, the largest that 16 bits hold for 8-bit data; ties at a
+    # row's two ends and between the middle and the end.
+    lanes = 64 // dtype.itemsize
+    rows = GROUP_TASKS * lanes + 5
+    top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf).astype(dtype)
+    rng = np.random.default_rng(19)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        for n in (2048 // dtype.itemsize + 1, CHUNK_ROW_BYTES // dtype.itemsize):
+            x = random_tensor(dtype, (rows, n), rng, special=0.0)
+            x[0::4, n - 1] = top
+            x[1::4, [0, n - 1]] = top
+            x[2::4, [n // 2, n - 1]] = top
+            x[3::4, n // 2 + 1] = top
+            for last in (0, 1):
+                np.testing.assert_array_equal(
+                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"n={n}"
+                )
+    finally:
+        numba.set_num_threads(threads)
 
 
 def _bits(dtype: np.dtype, patterns: list[int]) -> np.ndarray:
