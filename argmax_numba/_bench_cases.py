@@ -42,6 +42,7 @@ KINDS = (
     "short-rows",
     "few-columns",
     "uneven",
+    "matrix",
     "fortran",
     "small-10x10",
     "small-1000",
@@ -114,6 +115,9 @@ FEW_COLUMNS = (64, 16)
 # The last two extents of the uneven case, reduced along each axis: no extent a power of
 # two, rows and runs of columns that end inside a vector.
 UNEVEN = (100, 100)
+# Columns of the matrix case, reduced along each axis: (4096, 4096) float32 at full size,
+# too few rows of blocks to share out whole, and rows of a few KiB.
+MATRIX_COLUMNS = 4096
 
 
 def _shape_cases(dtypes, nbytes: int) -> list[Case]:
@@ -128,6 +132,8 @@ def _shape_cases(dtypes, nbytes: int) -> list[Case]:
         cases.append(Case("few-columns", name, (blocks, *FEW_COLUMNS), 1, 0))
         outer = max(16, -(-nbytes // (prod(UNEVEN) * DTYPES[name].itemsize)))
         cases += [Case("uneven", name, (outer, *UNEVEN), axis, 0) for axis in range(3)]
+        rows = max(16, -(-nbytes // (MATRIX_COLUMNS * DTYPES[name].itemsize)))
+        cases += [Case("matrix", name, (rows, MATRIX_COLUMNS), axis, 0) for axis in range(2)]
     return cases
 
 
