@@ -5,8 +5,9 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 * ``rows(x, out, last, where)`` reduces the last axis of ``x[outer, n]``, many whole rows per
   task. Each row is read as vectors, a run of ``RUN_BYTES`` at a time: the run's
   maximum first, then, from cache, where it is (``_lanes``), so the search reads the
-  row from memory once. Rows of up to ``GROUP_ROW_BYTES`` are searched a group at a
-  time, which shares the work of turning vectors of lanes into one maximum per row.
+  row from memory once. Rows of up to ``CHUNK_ROW_BYTES`` are searched a group at a
+  time where a task holds a group, which shares the work of turning vectors of lanes
+  into one maximum per row and leaves no step between rows that waits on the data.
 * ``row_pieces(x, out, last, nchunks, where)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
 * ``short_rows`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements, with one task per
@@ -120,9 +121,10 @@ def _make_tasks(kind: int):
         outer, n = x.shape
         lo, hi = t * per, min((t + 1) * per, outer)
         if n * x.itemsize <= CHUNK_ROW_BYTES:
-            # Rows of up to a few vectors, a group at a time, where every row's last vector
-            # load stays in the array: short rows each as one vector (of two registers for
-            # rows longer than one), longer ones with their vectors folded first.
+            # Rows of up to CHUNK_ROW_BYTES, a group at a time, where every row's last
+            # vector load stays in the array: short rows each as one vector (of two
+            # registers for rows longer than one), longer ones with their vectors folded
+            # first.
             short = n * x.itemsize <= GROUP_ROW_BYTES
             wide = short and n * x.itemsize > VECTOR_BYTES
             group = lane_count(x) * (2 if wide else 1)

@@ -188,12 +188,12 @@ def test_short_rows_in_groups(dtype, kernel_path):
 def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
     # Rows longer than GROUP_ROW_BYTES are searched a vector's worth of rows at a time
     # (here to 2 KiB; longer ones in ``test_long_rows_in_groups``): each row's vectors
-    # folded lane by lane (a later vector wins a tie
-    # only for the last occurrence), then the lanes of all the rows reduced together
-    # (the earlier position wins a tie, or the later one). Ties within a lane, between
-    # lanes and in the masked last vector; rows of one value (the lanes past a row's
-    # end); in parallel, the shortest rows in two tasks (ROW_TASK_ELEMENTS // n rows, not
-    # a whole number of groups, to the first), and the rows after a task's last group.
+    # folded lane by lane (a later vector wins a tie only for the last occurrence), then
+    # the lanes of all the rows reduced together (the earlier position wins a tie, or
+    # the later one). Ties within a lane, between lanes and in the masked last vector;
+    # rows of one value (the lanes past a row's end); in parallel, the shortest rows in
+    # two tasks (ROW_TASK_ELEMENTS // n rows, not a whole number of groups, to the
+    # first), and the rows after a task's last group.
     lanes = 64 // dtype.itemsize
     shortest, longest = GROUP_ROW_BYTES // dtype.itemsize + 1, 2048 // dtype.itemsize
     rng = np.random.default_rng(18)
