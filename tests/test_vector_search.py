@@ -35,16 +35,22 @@ from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 ROW_LENGTHS = [*range(1, 10), 15, 16, 17, 31, 32, 33, 63, 64, 65, 129, 200, 1000, 4099]
 
 
+def _rows_match_onnx(x: np.ndarray, message: str) -> None:
+    """``argmax`` of ``x`` along axis 1 equals onnx's reference, for the first and the
+    last occurrence of the maximum."""
+    for last in (0, 1):
+        np.testing.assert_array_equal(
+            argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=message
+        )
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_rows_of_every_length(dtype, kernel_path):
     rng = np.random.default_rng(7)
     for n in ROW_LENGTHS:
         for special in (0.0, 0.02, 0.3):  # ties among small integers; rare or common maxima
             x = random_tensor(dtype, (3, n), rng, special=special)
-            for last in (0, 1):
-                np.testing.assert_array_equal(
-                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"n={n} {special}"
-                )
+            _rows_match_onnx(x, f"n={n} {special}")
 
 
 NARROW = [np.int8, np.uint8, np.int16, np.uint16, np.float16, ml_dtypes.bfloat16]
@@ -178,10 +184,7 @@ def test_short_rows_in_groups(dtype, kernel_path):
             tensors = [random_tensor(dtype, (rows, n), rng, special=p) for p in (0.0, 0.3)]
             tensors += [np.full((rows, n), v, dtype) for v in special_values(dtype)]
             for x in tensors:
-                for last in (0, 1):
-                    np.testing.assert_array_equal(
-                        argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{n} {rows}"
-                    )
+                _rows_match_onnx(x, f"{n} {rows}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -220,10 +223,7 @@ def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
             x[np.arange(rows), second] = top if other is None else other
             tensors.append(x)
         for x in tensors:
-            for last in (0, 1):
-                np.testing.assert_array_equal(
-                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"n={n}"
-                )
+            _rows_match_onnx(x, f"n={n}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -246,10 +246,7 @@ def test_long_rows_in_groups(dtype, kernel_path):
             x[1::4, [0, n - 1]] = top
             x[2::4, [n // 2, n - 1]] = top
             x[3::4, n // 2 + 1] = top
-            for last in (0, 1):
-                np.testing.assert_array_equal(
-                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"n={n}"
-                )
+            _rows_match_onnx(x, f"n={n}")
     finally:
         numba.set_num_threads(threads)
 
@@ -285,10 +282,7 @@ def test_float_rows_without_a_positive_number(dtype, kernel_path):
     for name, pool in pools.items():
         for n in ROW_LENGTHS:
             x = pool[rng.integers(0, len(pool), size=(4, n))]
-            for last in (0, 1):
-                np.testing.assert_array_equal(
-                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{name} n={n}"
-                )
+            _rows_match_onnx(x, f"{name} n={n}")
 
 
 # (shape, axis): blocks of columns with and without a partial vector, or with none (one
@@ -367,10 +361,7 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
                 assert how == (api.SIDE if n // m >= api.SIDE_GROUPS else api.EACH)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
-            for last in (0, 1):
-                np.testing.assert_array_equal(
-                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=str(shape)
-                )
+            _rows_match_onnx(x, str(shape))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -389,10 +380,7 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
         assert api.plan(outer, n, inner, size, 2)[0] == api.NARROW
         for special in (0.0, 0.3):
             x = random_tensor(dtype, (outer, n, inner), rng, special=special)
-            for last in (0, 1):
-                np.testing.assert_array_equal(
-                    argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{x.shape}"
-                )
+            _rows_match_onnx(x, f"{x.shape}")
     # Pieces of NARROW_PIECE_BYTES or more stay with ``cols``, and so do inputs under
     # NARROW_SPLIT_BYTES.
     assert api.plan(1, 300, 4 * least // size, size, 2)[0] == api.COLS
