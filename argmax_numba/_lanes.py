@@ -69,7 +69,7 @@ FOLD_ROWS = 8
 # of the read bound instead of 1.5-1.75; rows 1 KiB apart are faster with 8).
 FAR_FOLD_ROWS = 4
 FAR_ROW_BYTES = 4096
-# ``lane_rows_update`` fetches the rows this many bytes on (at least the next group of rows):
+# ``lane_rows_update`` fetches near rows this many bytes on (at least the next group of rows):
 # where that is more than one group, rows under 1 KiB, it was faster than fetching the next
 # group (64 MiB along axis 1, medians of 15-21 interleaved rounds: (8192, 64, 16) float64
 # 1.71-2.17 -> 1.31-1.61 of the read bound, int64 1.77 -> 1.50, (16384, 64, 16) float32
@@ -82,13 +82,16 @@ FOLD_AHEAD_BYTES = 8192
 # is slower, and 32 KiB was worse everywhere). Shorter rows keep FOLD_AHEAD_BYTES: int8
 # rows of 100 bytes were 4-9% slower twice as far.
 LONG_FOLD_ROW_BYTES = 1024
-# Groups of FAR_FOLD_ROWS rows (rows FAR_ROW_BYTES or more apart) are also fetched this far on:
-# the first group of rows of a block has no group before it to fetch it, and the hardware
-# follows four streams at once too late (64 MiB along axis 0, 15 interleaved rounds,
-# faster in 16 of 16 runs: (7, 2396745) float32 2.01-2.19 -> 1.79-2.02 of the read bound,
-# (16, 1048576) float32 1.67 -> 1.56-1.60, (256, 65536) float32 1.25-1.28 -> 1.21-1.23,
-# float64 1.26-1.32 -> 1.23-1.25; 2 KiB along was no better).
-FAR_ALONG_BYTES = 1024
+# Groups of FAR_FOLD_ROWS rows (rows FAR_ROW_BYTES or more apart) fetch their own rows this
+# far on, and near the end of the width the next group's rows from their start, in the
+# order the rows are read; rows of a partial group (the last of a block) fetch their own
+# rows as far on. Fetching the next group at the same columns instead, a whole pass over
+# the width ahead, let the lines fall out of L1 before their turn (and fetched each line
+# twice, along and ahead). 64 MiB along axis 0, per-round ratios to the read bound, 12
+# interleaved rounds: (256, 65536) float32 1.29 -> 1.16, float64 1.24 -> 1.15, (256,
+# 262144) int8 1.38 -> 1.28, (256, 131072) uint16 1.34 -> 1.23, (16, 1048576) float32
+# 1.82 -> 1.68, (7, 2396745) float32 even; 1 KiB, 3 KiB and 4 KiB were slower than 2 KiB.
+FAR_ALONG_BYTES = 2048
 
 
 def lanes_of(array_type) -> int:
@@ -473,8 +476,8 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
         per_vector = ir.Constant(i64, lanes)
         whole = builder.udiv(size, per_vector)
         partial = builder.icmp_unsigned("!=", builder.mul(whole, per_vector), size)
-        # Rows fetched ahead: FOLD_AHEAD_BYTES of the column on (twice that for rows of
-        # LONG_FOLD_ROW_BYTES or more), and at least the next group.
+        # Near rows fetched ahead: FOLD_AHEAD_BYTES of the column on (twice that for rows
+        # of LONG_FOLD_ROW_BYTES or more), and at least the next group.
         row_bytes = builder.mul(step, ir.Constant(i64, bits // 8))
         long_rows = builder.icmp_unsigned(">=", row_bytes, ir.Constant(i64, LONG_FOLD_ROW_BYTES))
         span = builder.select(
@@ -507,23 +510,31 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
                 numbers = [ir.Constant(i64, r) for r in range(rows)]
                 for r, value in [(r, row(r)) for r in numbers]:
                     fold(r, value)
-                # The same vector of rows ``ahead`` on, fetched ahead: short rows are too
-                # short for the hardware's stream detection.
+                if rows == FAR_FOLD_ROWS:  # the rows read, or the next group: FAR_ALONG_BYTES
+                    on = along()
+                    wrapped = builder.add(builder.sub(on, size), builder.mul(count, step))
+                    on = builder.select(builder.icmp_unsigned("<", on, size), on, wrapped)
+                    for r in range(rows):
+                        at = builder.add(builder.mul(ir.Constant(i64, r), step), on)
+                        prefetch(builder, builder.gep(base, [at]))
+                    return
+                # Near rows: the same vector of rows ``ahead`` on, fetched ahead (short rows
+                # are too short for the hardware's stream detection).
                 for r in range(rows):
                     later = builder.add(ahead, ir.Constant(i64, r))
                     prefetch(builder, builder.gep(column, [builder.mul(later, step)]))
-                if rows == FAR_FOLD_ROWS:  # and FAR_ALONG_BYTES along the rows read
-                    along = ir.Constant(i64, FAR_ALONG_BYTES // (bits // 8))
-                    for r in range(rows):
-                        at = builder.add(builder.mul(ir.Constant(i64, r), step), along)
-                        prefetch(builder, builder.gep(column, [at]))
 
             def is_group(rows: int):
                 return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))
 
+            def along():  # the column FAR_ALONG_BYTES on from ``index``
+                return builder.add(index, ir.Constant(i64, FAR_ALONG_BYTES // (bits // 8)))
+
             def each_row():
+                on = along()
                 with cgutils.for_range_slice(builder, zero, count, one) as (r, _):
                     fold(r, row(r))
+                    prefetch(builder, builder.gep(base, [builder.add(builder.mul(r, step), on)]))
 
             if not unrolled:
                 each_row()
