@@ -323,6 +323,30 @@ def test_columns(dtype, column_path):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_of_the_lowest_value(dtype, column_path):
+    # The running maxima of a column start below every key, and row 0 is folded with the
+    # others: columns that hold only the lowest value (or it and the next one up) must
+    # still give row 0 (last: the last row), rows side by side and far apart included.
+    if dtype.kind in "iu":
+        low, next_up = np.iinfo(dtype).min, np.iinfo(dtype).min + 1
+    else:
+        low, next_up = -np.inf, ml_dtypes.finfo(dtype).min  # the lowest finite value
+    far = FAR_ROW_BYTES // dtype.itemsize + 3
+    cases = [*COLUMN_CASES, ((5, 16, 4), 1), ((9, far), 0), ((2 * FAR_FOLD_ROWS, far), 0)]
+    rng = np.random.default_rng(12)
+    for shape, axis in cases:
+        lowest = np.full(shape, low, dtype=np.float64).astype(dtype)
+        mixed = np.where(rng.random(shape) < 0.5, lowest, np.array(next_up, dtype))
+        for x in (lowest, mixed):
+            for last in (0, 1):
+                got = argmax(x, axis, 1, last)
+                np.testing.assert_array_equal(got, onnx_argmax(x, axis, 1, last), str(shape))
+        want = np.full(got.shape, shape[axis] - 1)  # the last flag, on the lowest only
+        np.testing.assert_array_equal(argmax(lowest, axis, 1, 1), want, str(shape))
+        np.testing.assert_array_equal(argmax(lowest, axis, 1, 0), 0 * want, str(shape))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_columns_far_apart(dtype, column_path):
     # Rows at least FAR_ROW_BYTES apart are folded FAR_FOLD_ROWS at a time: groups of
     # that size, fewer rows, and blocks that end inside a vector.
@@ -438,16 +462,16 @@ def test_columns_longer_than_one_stretch(dtype, row_bytes):
     rng = np.random.default_rng(10)
     x = rng.integers(0, 4, size=(span + 40, inner)).astype(dtype)
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
-    # Row 0 starts; the first stretch is rows 1 to span, the next starts at span + 1.
-    x[span, :3] = top
-    x[span + 1, 1:4] = top
+    # The first stretch is rows 0 to span - 1, the next starts at span.
+    x[span - 1, :3] = top
+    x[span, 1:4] = top
     x[span + 39, 5] = top
     for c in range(6, 12):  # rows past the first stretch
-        x[span + c - 5, c] = top
+        x[span + c - 6, c] = top
     for last in (0, 1):
         got = argmax(x, 0, 0, last)
         want = onnx_argmax(x, 0, 0, last)
         np.testing.assert_array_equal(got, want)
-        both = span + 1 if last else span  # columns 1 and 2 hold both rows
-        assert list(got[:6]) == [span, both, both, span + 1, got[4], span + 39]
-        assert list(got[6:12]) == [span + c - 5 for c in range(6, 12)]
+        both = span if last else span - 1  # columns 1 and 2 hold both rows
+        assert list(got[:6]) == [span - 1, both, both, span, got[4], span + 39]
+        assert list(got[6:12]) == [span + c - 6 for c in range(6, 12)]
