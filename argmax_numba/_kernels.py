@@ -50,7 +50,7 @@ from ._calls import call_task, task_address, thread_count
 from ._candidates import choose, take_first, take_last
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
-from ._keys import key, key_vector, narrow_index, narrow_span
+from ._keys import key, key_vector, least_of, narrow_index, narrow_span
 from ._lanes import (
     FAR_FOLD_ROWS,
     FAR_ROW_BYTES,
@@ -206,7 +206,7 @@ def _make_tasks(kind: int):
             # (65536, 64, 16) int8 along axis 1 2.31 -> 1.98, (8192, 64, 16) int64 1.44 ->
             # 1.27, (256, 65536) float32 along axis 0 1.19 -> 1.14.
             for j in range(w):
-                best[j] = np.iinfo(best.dtype).min
+                best[j] = least_of(best)
                 hit[j] = -1
                 at[j] = 0
             first = (o * n) * inner + j0  # flat index of x[o, 0, j0]
@@ -307,7 +307,7 @@ def _make_tasks(kind: int):
             first = o * n * inner  # flat index of x[o, 0, 0]
             blk = c_view(x, first, n * inner)  # (as in ``each_task``)
             for j in range(width):  # (as in ``col_task``)
-                best[j] = np.iinfo(best.dtype).min
+                best[j] = least_of(best)
                 hit[j] = -1
                 at[j] = 0
             for k0 in range(0, rows, span):

@@ -19,7 +19,15 @@ from numba.extending import intrinsic
 from ._arrays import vector_codegen
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 
-__all__ = ["float_key_ir", "key", "key_vector", "lowest_key", "narrow_index", "narrow_span"]
+__all__ = [
+    "float_key_ir",
+    "key",
+    "key_vector",
+    "least_of",
+    "lowest_key",
+    "narrow_index",
+    "narrow_span",
+]
 
 # kind -> (bits of +inf, mask of the magnitude bits)
 _FLOAT_BITS = {
@@ -46,6 +54,21 @@ def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
     if kind != KIND_INT:
         return -_FLOAT_BITS[kind][0]
     return 0 if unsigned else -(1 << (bits - 1))
+
+
+@intrinsic
+def least_of(typingctx, array):
+    """The least integer of ``array``'s (integer) element type, a constant: below or
+    equal to every key (``np.iinfo`` in compiled code took 0.1 s more to compile)."""
+    item = array.dtype if isinstance(array, types.Array) else None
+    if not isinstance(item, types.Integer):
+        raise errors.TypingError("least_of(): takes an array of integers")
+    least = 0 if not item.signed else -(1 << (item.bitwidth - 1))
+
+    def codegen(context, builder, sig, args):
+        return context.get_constant(item, least)
+
+    return item(array), codegen
 
 
 @intrinsic(prefer_literal=True)
