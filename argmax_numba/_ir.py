@@ -16,6 +16,7 @@ __all__ = [
     "key_ir",
     "lane_of",
     "loaded",
+    "masked_load",
     "prefetch",
     "reduce",
     "resize",
@@ -33,6 +34,19 @@ def reduce(builder: ir.IRBuilder, op: str, vector: ir.Value) -> ir.Value:
     name = f"llvm.vector.reduce.{op}.v{vty.count}i{vty.element.width}"
     fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty.element, [vty]), name)
     return builder.call(fn, [vector])
+
+
+def masked_load(builder: ir.IRBuilder, pointer: ir.Value, inside: ir.Value) -> ir.Value:
+    """The vector at ``pointer`` (a pointer to a vector type) in the lanes where the i1
+    vector ``inside`` is true, zero elsewhere; the other lanes' memory is not read, so
+    they may lie past the end of an array. One instruction where the CPU has masked
+    loads (AVX-512), lane by lane elsewhere."""
+    vty = pointer.type.pointee
+    fnty = ir.FunctionType(vty, [pointer.type, ir.IntType(32), inside.type, vty])
+    name = f"llvm.masked.load.v{vty.count}i{vty.element.width}.p0"
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    align = ir.Constant(ir.IntType(32), vty.element.width // 8)
+    return builder.call(fn, [pointer, align, inside, ir.Constant(vty, 0)])
 
 
 def prefetch(builder: ir.IRBuilder, pointer: ir.Value) -> None:
