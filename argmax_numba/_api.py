@@ -64,6 +64,8 @@ MIN_ROW_CHUNK = 1 << 15
 # classifier's logits, a decoding loop) then cost little more than the kernel call.
 _PLANS: dict[tuple, tuple] = {}
 _MAX_PLANS = 512
+# np.empty takes a dtype faster than a type (40 ns of 130).
+_INT64 = np.dtype(np.int64)
 
 
 def _flag(value, name: str) -> int:
@@ -299,11 +301,10 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     if type(axis) is int and type(keepdims) is int and type(select_last_index) is int:
         small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index))
         if small is not None:
-            flags = x.flags
-            if flags.c_contiguous and flags.aligned and flags.writeable:
+            if x.flags.carray:  # C-contiguous, aligned and writeable, one lookup (70 ns less)
                 fn, view_dtype, in_shape, out_shape, extra, result_shape = small
                 view = x if view_dtype is None else x.view(view_dtype)
-                out = np.empty(out_shape, np.int64)
+                out = np.empty(out_shape, _INT64)
                 fn(
                     view if in_shape is None else view.reshape(in_shape),
                     out,
@@ -340,7 +341,7 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     flags = x.flags
     if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case: no copies
         view = x if view_dtype is dtype else x.view(view_dtype)
-        out = np.empty(x.size // n, dtype=np.int64)
+        out = np.empty(x.size // n, _INT64)
         serial_plan = _run(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
         plain_args = type(axis) is int and type(keepdims) is int
         # Plans of small calls only (large ones run serially only in a forked child).
@@ -357,7 +358,7 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     pos = order.index(ax)
     rest = order[:pos] + order[pos + 1 :]
     vshape = view.shape
-    out = np.empty(tuple(shape[a] for a in rest), dtype=np.int64)
+    out = np.empty(tuple(shape[a] for a in rest), _INT64)
     _run(kind, view, out.reshape(-1), prod(vshape[:pos]), n, prod(vshape[pos + 1 :]), last)
     # ``out`` holds the kept axes in ``rest`` order; put them back in input order.
     result = out.transpose(np.argsort(rest)) if rest else out
