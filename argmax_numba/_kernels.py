@@ -198,13 +198,14 @@ def _make_tasks(kind: int):
         fold = FOLD_ROWS if inner * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
         for o in range(o0, min(o0 + per, outer)):
             at = out[o, j0 : j0 + w]
-            # The running maxima start below every key, so row 0 is folded with the others
-            # and n rows, a multiple of ``fold``, make whole groups (each row wins ties
-            # with a start it does not beat: its number is taken only where it is greater,
-            # ``at`` is 0 meanwhile). A start of row 0's keys left n - 1 rows, and a group
-            # of them folded one row at a time: 64 MiB, per-round ratios to the read bound,
-            # (65536, 64, 16) int8 along axis 1 2.31 -> 1.98, (8192, 64, 16) int64 1.44 ->
-            # 1.27, (256, 65536) float32 along axis 0 1.19 -> 1.14.
+            # Each column's running maximum starts at the least integer of the key type, at
+            # or below every key, so row 0 is folded with the others and n rows, a multiple
+            # of ``fold``, make whole groups. A row equal to the start is taken only for
+            # ``last``; otherwise every row so far equals it and ``at`` keeps 0, the first.
+            # A start of row 0's keys left n - 1 rows, and a group of them folded one row
+            # at a time: 64 MiB, per-round ratios to the read bound, (65536, 64, 16) int8
+            # along axis 1 2.31 -> 1.98, (8192, 64, 16) int64 1.44 -> 1.27, (256, 65536)
+            # float32 along axis 0 1.19 -> 1.14.
             for j in range(w):
                 best[j] = least_of(best)
                 hit[j] = -1
