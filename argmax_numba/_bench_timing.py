@@ -38,17 +38,26 @@ def calls_per_sample(fn: Callable[[], object], sample_seconds: float) -> int:
 
 
 def round_robin(
-    fns: dict[str, Callable[[], object]], repeats: int, calls: dict[str, int] | None = None
+    fns: dict[str, Callable[[], object]],
+    repeats: int,
+    calls: dict[str, int] | None = None,
+    rotate: bool = False,
 ) -> dict[str, list[float]]:
-    """Per-call seconds of every competitor, ``repeats`` interleaved samples each."""
+    """Per-call seconds of every competitor, ``repeats`` interleaved samples each.
+
+    ``rotate``: each repeat starts with the next competitor, so that none always runs
+    right after the same other one (which may leave it memory to reuse).
+    """
     calls = calls or {}
     samples: dict[str, list[float]] = {name: [] for name in fns}
+    names = list(fns)
     enabled = gc.isenabled()
     gc.disable()
     try:
-        for _ in range(repeats):
-            for name, fn in fns.items():
-                samples[name].append(_sample(fn, calls.get(name, 1)))
+        for r in range(repeats):
+            k = r % len(names) if rotate else 0
+            for name in names[k:] + names[:k]:
+                samples[name].append(_sample(fns[name], calls.get(name, 1)))
     finally:
         if enabled:
             gc.enable()

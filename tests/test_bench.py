@@ -16,6 +16,7 @@ import pytest
 
 from argmax_numba import bench
 from argmax_numba._bench_read import flat_unsigned, read_bound, write_bound
+from argmax_numba._bench_timing import round_robin
 
 TINY = ["--quick", "--size-mib", "0.0625", "--repeats", "2"]
 
@@ -74,7 +75,20 @@ def test_filters_and_njit_section(tmp_path):
         "--no-dask",
     )
     assert [(r["dtype"], r["case"]) for r in doc["rows"]] == [("bfloat16", "axis-mid")] * 2
-    assert "njit" in doc["sections"]
+    njit = doc["sections"]["njit"]
+    assert njit["axis0"]["same_result"] and njit["rows_of_4"]["same_result"]
+    assert set(njit["rows_of_4"]["faults"]) == {"python", "njit"}
+
+
+@pytest.mark.parametrize("rotate", [False, True])
+def test_round_robin_order(rotate):
+    order = []
+    fns = {name: (lambda name=name: order.append(name)) for name in "abc"}
+    samples = round_robin(fns, 4, rotate=rotate)
+    assert {name: len(v) for name, v in samples.items()} == {"a": 4, "b": 4, "c": 4}
+    firsts = [order[i] for i in range(0, 12, 3)]
+    assert firsts == (["a", "b", "c", "a"] if rotate else ["a"] * 4)
+    assert all(sorted(order[i : i + 3]) == ["a", "b", "c"] for i in range(0, 12, 3))
 
 
 def test_plot_is_written(tmp_path):
