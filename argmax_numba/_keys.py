@@ -63,7 +63,7 @@ def least_of(typingctx, array):
     item = array.dtype if isinstance(array, types.Array) else None
     if not isinstance(item, types.Integer):
         raise errors.TypingError("least_of(): takes an array of integers")
-    least = 0 if not item.signed else -(1 << (item.bitwidth - 1))
+    least = lowest_key(KIND_INT, item.bitwidth, not item.signed)
 
     def codegen(context, builder, sig, args):
         return context.get_constant(item, least)
