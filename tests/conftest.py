@@ -32,6 +32,18 @@ def onnx_argmax(x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarra
     return ReferenceEvaluator(node).run(None, {"x": np.ascontiguousarray(x)})[0]
 
 
+def numpy_argmax(x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarray:
+    """ArgMax by numpy (which orders NaN first and -0.0 == +0.0, as ONNX does); the last
+    index from the flipped axis."""
+    if last:
+        n = x.shape[axis]
+        idx = n - 1 - np.argmax(np.flip(x, axis), axis=axis)
+    else:
+        idx = np.argmax(x, axis=axis)
+    idx = idx.astype(np.int64)
+    return np.expand_dims(idx, axis) if keepdims else idx
+
+
 def special_values(dtype: np.dtype) -> np.ndarray:
     """Values that stress the ordering: extremes, signed zeros, infinities, NaN."""
     if dtype.kind in "iu":

@@ -17,7 +17,7 @@ import dask.array as da
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import DTYPES, random_tensor
+from conftest import DTYPES, numpy_argmax, random_tensor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,16 +25,6 @@ import argmax_numba
 from argmax_numba.dask import argmax
 
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
-
-
-def numpy_argmax(x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarray:
-    if last:
-        n = x.shape[axis]
-        idx = n - 1 - np.argmax(np.flip(x, axis), axis=axis)
-    else:
-        idx = np.argmax(x, axis=axis)
-    idx = idx.astype(np.int64)
-    return np.expand_dims(idx, axis) if keepdims else idx
 
 
 @st.composite
