@@ -28,10 +28,8 @@ SERIAL_BELOW_BYTES = 3 << 18
 # and row numbers of a block stay in L2.
 COL_BLOCK_BYTES = 1 << 16
 # Inner extents under this many bytes use the ``narrow`` kernel, which reads rows side by
-# side as one row of about LANE_BYTES, where there are few blocks x[o] or ones of at
-# least NARROW_BLOCK_BYTES.
+# side as one row of about LANE_BYTES, where there are few blocks x[o].
 NARROW_BYTES = 256
-NARROW_BLOCK_BYTES = 1 << 14
 # ``cols`` splits the columns of a few blocks between tasks; pieces narrower than this
 # are read slower than rows split between tasks (32 MiB along axis 0, cols against
 # narrow: (131072, 256) int8 1.62 against 0.41 ms, (65536, 256) int16 1.17 against
@@ -146,13 +144,16 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
         return ROWS, nchunks, 0
     m = max(1, LANE_BYTES // (inner * itemsize))  # rows read side by side
-    # Few blocks x[o] (whose rows the narrow kernel splits between the cores), or large
-    # blocks of columns narrower than a vector (which ``cols`` reads one at a time);
-    # a narrow task per block cost 3-10x ``cols`` on (k, 64, 16) float32, (k, 256, 16)
-    # int8 and (k, 100, 40) float32 or int8 along axis 1 (64 MiB).
+    # Few blocks x[o], whose rows the narrow kernel splits between the cores. Many blocks
+    # go to ``cols`` whole, large ones too: a narrow task per block cost 3-10x ``cols``
+    # on (k, 64, 16) float32, (k, 256, 16) int8 and (k, 100, 40) float32 or int8 along
+    # axis 1, and for blocks of 16 KiB or more narrower than a vector, 1.4-8x the rows
+    # side by side of ``side_cols`` (64 MiB along axis 1, ratios to the read bound:
+    # (4096, 1024, 16) int8 9.5 -> 1.17, (2730, 8192, 3) int8 7.5 -> 1.54, (1024, 8192,
+    # 4) int16 3.1 -> 1.10, (1024, 2048, 8) float32 1.71 -> 1.09, (16, 1048576, 4) int8
+    # 1.37 -> 1.09).
     few = outer < 4 * threads
-    wide_blocks = inner * itemsize < VECTOR_BYTES and n * inner * itemsize >= NARROW_BLOCK_BYTES
-    narrow = inner * itemsize < NARROW_BYTES and (few or wide_blocks)
+    narrow = inner * itemsize < NARROW_BYTES and few
     block = max(1, COL_BLOCK_BYTES // itemsize)
     # Too few blocks for the cores: narrower ones, as few as give every thread an equal
     # share (64 MiB along axis 0, two per thread against one: (4096, 4096) float32 1.38-1.56

@@ -19,8 +19,10 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   registers (``_lanes``; fewer where rows are far apart), so every byte of the input
   is read once.
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
-  reads ``m`` consecutive rows side by side as one row of whole vectors, or, where
-  that would make fewer than four such rows, to ``each_task``, one column at a time.
+  reads ``m`` consecutive rows side by side as one row of whole vectors (a block whose
+  wide row is one vector, in registers from its first row to its last:
+  ``_side_blocks``), or, where that would make fewer than four such rows, to
+  ``each_task``, one column at a time.
 * ``narrow(x, out, last, m, nsplit, lane_where, where)`` is ``cols`` for a few columns (small
   ``inner``) and many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive
   rows read as one wide row give ``cols`` enough lanes to vectorise, and the rows are
@@ -61,6 +63,7 @@ from ._lanes import (
     lane_span,
 )
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, chunk_group_argmax, group_argmax
+from ._side_blocks import side_block
 
 __all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
@@ -304,9 +307,21 @@ def _make_tasks(kind: int):
         hit = narrow_index(width, x)
         at = empty(width, np.int64)  # each lane's wide row
         fold = FOLD_ROWS if width * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
+        # One vector a wide row, all of them numbered in the lanes' width: the whole
+        # block in registers (``side_block``).
+        whole = width == lanes and rows <= narrow_span(x)
         for o in range(t * per, min(t * per + per, outer)):
             first = o * n * inner  # flat index of x[o, 0, 0]
             blk = c_view(x, first, n * inner)  # (as in ``each_task``)
+            if whole:
+                if last:
+                    side_block(x, first, rows, inner, best, at, kind, 1)
+                else:
+                    side_block(x, first, rows, inner, best, at, kind, 0)
+                across(blk, best, at, rows * m, n, inner, last)
+                for c in range(inner):
+                    out[o, c] = at[c]
+                continue
             for j in range(width):  # (as in ``col_task``)
                 best[j] = least_of(best)
                 hit[j] = -1

@@ -41,10 +41,13 @@ __all__ = [
     "BLOCK_CHUNKS",
     "FAR_FOLD_ROWS",
     "FAR_ROW_BYTES",
+    "FOLD_AHEAD_BYTES",
     "FOLD_ROWS",
     "PREFETCH",
     "RUN_BYTES",
     "VECTOR_BYTES",
+    "constants_of",
+    "fold_lanes",
     "lane_argmax",
     "lane_count",
     "lane_rows_update",
@@ -132,7 +135,7 @@ def lane_span(typingctx, like):
     return types.int64(like), _int64_constant(RUN_BYTES * 8 // like.dtype.bitwidth)
 
 
-def _fold(builder, unsigned: bool, last: int, best_ptr, number_ptr, value, number) -> None:
+def fold_lanes(builder, unsigned: bool, last: int, best_ptr, number_ptr, value, number) -> None:
     """Where the keys ``value`` beat the running maxima at ``best_ptr`` (``last``: or tie
     them), take them, and the integer ``number`` into the lanes at ``number_ptr``."""
     cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
@@ -491,7 +494,7 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
         def fold(r, value):
             value = key_ir(builder, value, kind_value)
             number = builder.add(args[7], r)
-            _fold(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
+            fold_lanes(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
 
         def fold_columns(index, unrolled=True):
             # The rows' vector of columns from ``index`` on, into their running maxima

@@ -332,7 +332,8 @@ def test_columns_of_the_lowest_value(dtype, column_path):
     else:
         low, next_up = -np.inf, ml_dtypes.finfo(dtype).min  # the lowest finite value
     far = FAR_ROW_BYTES // dtype.itemsize + 3
-    cases = [*COLUMN_CASES, ((5, 16, 4), 1), ((9, far), 0), ((2 * FAR_FOLD_ROWS, far), 0)]
+    cases = [*COLUMN_CASES, ((5, 16, 4), 1), ((3, 513, 2), 1), ((9, far), 0)]
+    cases += [((2 * FAR_FOLD_ROWS, far), 0)]
     rng = np.random.default_rng(12)
     for shape, axis in cases:
         lowest = np.full(shape, low, dtype=np.float64).astype(dtype)
@@ -389,6 +390,34 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_side_blocks_in_registers(dtype, column_path):
+    # Blocks whose ``inner`` divides a vector's lanes (a wide row of m rows is one
+    # vector) are folded whole in registers where their wide rows are numbered in the
+    # elements' width (at most 2**(bits - 1) - 1 of them), then each column's m lanes
+    # are merged; rows left over after the last wide row, or none. One more wide row
+    # than that takes the general path.
+    lanes = 64 // dtype.itemsize
+    span = min(2 ** (8 * dtype.itemsize - 1) - 1, 2**31 - 1)
+    rng = np.random.default_rng(17)
+    cases = []
+    inner = 2
+    while inner < lanes:
+        m = lanes // inner
+        cases += [
+            (3, rows * m + extra, inner) for rows in (api.SIDE_GROUPS, 9) for extra in (0, m - 1)
+        ]
+        inner *= 2
+    if dtype.itemsize == 1:
+        cases += [(1, rows * 2 + 1, lanes // 2) for rows in (span, span + 1)]
+    for shape in cases:
+        if column_path == "serial":
+            assert api.plan(*shape, dtype.itemsize, 1)[2] == api.SIDE, shape
+        for special in (0.0, 0.3):
+            x = random_tensor(dtype, shape, rng, special=special)
+            _rows_match_onnx(x, str(shape))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_few_blocks_of_wide_rows(dtype, monkeypatch):
     # A few blocks x[o] whose columns ``cols`` would split between the threads into
     # pieces narrower than NARROW_PIECE_BYTES (a quarter of that for 8-bit data) have their rows
@@ -410,6 +439,9 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
     assert api.plan(1, 300, 4 * least // size, size, 2)[0] == api.COLS
     monkeypatch.setattr(api, "NARROW_SPLIT_BYTES", 300 * 256 + 1)
     assert api.plan(1, 300, 256 // size, size, 2)[0] == api.COLS
+    # Many blocks go to ``cols`` whole however large, rows side by side where they are
+    # narrower than a vector.
+    assert api.plan(16, 1 << 20, 4, size, 2)[::2] == (api.COLS, api.SIDE)
 
 
 @pytest.mark.parametrize("threads", [2, 3, 4])

@@ -1,0 +1,121 @@
+"""Blocks narrower than a vector, their rows read side by side, in registers.
+
+``side_task`` (``_kernels``) reads a block ``x[o]`` of ``n`` rows of ``inner`` elements,
+fewer than a vector holds, as wide rows of ``m`` consecutive rows each. Where ``inner``
+divides the lanes of a vector, a wide row is one vector, and where the block's wide rows
+can be numbered in the lanes' own width, ``side_block`` folds the whole block with its
+running maxima and wide-row numbers in registers, then merges the ``m`` lanes of each
+column with a few shuffles. Nothing goes through memory between rows, and a block needs
+no setup: the general path, which keeps that state in arrays, loads and stores it for
+every group of rows, and merges the lanes with loops over ``inner`` columns, took 4.2
+times the read bound on (8192, 64, 16) int8 along axis 1 in cache.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, errors
+from numba.extending import intrinsic
+
+from ._ir import key_ir, prefetch, resize, splat, vector_at
+from ._keys import lowest_key
+from ._lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
+
+__all__ = ["side_block"]
+
+
+@intrinsic(prefer_literal=True)
+def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
+    """Fold ``rows`` wide rows of the C-contiguous ``x``, one vector each, from flat index
+    ``first`` on, and write each of the ``inner`` columns' maximum key into ``best[c]`` and
+    its row in the block (the row at ``first`` is row 0) into ``at[c]``.
+
+    A wide row holds ``m = lane_count(x) // inner`` consecutive rows of ``inner``
+    elements; ``inner`` must be a power of two below ``lane_count(x)``, and ``rows`` at
+    most ``narrow_span(x)``, so that wide-row numbers fit the lanes. Ties go to the first
+    row (``last`` = 1: the last). ``kind`` and ``last`` are constants.
+    """
+    for name, array in (("x", x), ("best", best), ("at", at)):
+        if not (isinstance(array, types.Array) and array.layout == "C"):
+            raise errors.TypingError(f"side_block(): {name} must be C-contiguous")
+    if at.dtype != types.int64:
+        raise errors.TypingError("side_block(): at must hold int64")
+    kind_value, last_value, bits, lanes, unsigned = constants_of("side_block", x, kind, last)
+    signature = types.none(x, first, rows, inner, best, at, kind, last)
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        ity = ir.IntType(bits)
+        vty = ir.VectorType(ity, lanes)
+        # Actual row numbers, wide row * m + the lane's row in it, at twice the data's
+        # width: enough for narrow_span(x) wide rows of at most ``lanes`` rows each.
+        rty = ir.IntType(min(2 * bits, 64))
+        rvty = ir.VectorType(rty, lanes)
+        x_data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        first, count, inner = args[1], args[2], args[3]
+        zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
+        per_row = ir.Constant(i64, lanes)
+        ahead = ir.Constant(i64, FOLD_AHEAD_BYTES * 8 // bits)
+        load_row = vector_at(builder, x_data, vty)
+
+        top_ptr = cgutils.alloca_once_value(
+            builder, ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
+        )
+        number_ptr = cgutils.alloca_once_value(builder, ir.Constant(vty, 0))
+        # Every key is at or above the start, so that a column's lanes that hold only
+        # the lowest key keep wide row 0 (``last``: take the last such row).
+        with cgutils.for_range_slice(builder, zero, count, one) as (r, _):
+            index = builder.add(first, builder.mul(r, per_row))
+            value = key_ir(builder, load_row(index), kind_value)
+            prefetch(builder, builder.gep(x_data, [builder.add(index, ahead)]))
+            fold_lanes(builder, unsigned, last_value, top_ptr, number_ptr, value, r)
+
+        # Lane q holds row q // inner of its wide row, column q % inner.
+        shift = _log2(builder, inner)
+        to_rows = builder.sub(ir.Constant(i64, lanes.bit_length() - 1), shift)  # log2(m)
+        lane = ir.Constant(rvty, list(range(lanes)))
+        in_row = builder.lshr(lane, splat(builder, resize(builder, shift, rty), lanes))
+        numbers = resize(builder, builder.load(number_ptr), rvty)
+        wide = builder.shl(numbers, splat(builder, resize(builder, to_rows, rty), lanes))
+        row_ptr = cgutils.alloca_once_value(builder, builder.or_(wide, in_row))
+
+        # Halve the lanes that hold a column until one is left: lanes q and q + half
+        # hold the same column while half >= inner.
+        bigger = builder.icmp_unsigned if unsigned else builder.icmp_signed
+        half = lanes // 2
+        while half >= 1:
+            with builder.if_then(builder.icmp_unsigned(">=", ir.Constant(i64, half), inner)):
+                down = ir.Constant(
+                    ir.VectorType(ir.IntType(32), lanes), [(q + half) % lanes for q in range(lanes)]
+                )
+                top, row = builder.load(top_ptr), builder.load(row_ptr)
+                other_top = builder.shuffle_vector(top, top, down)
+                other_row = builder.shuffle_vector(row, row, down)
+                later = builder.icmp_unsigned(">" if last_value else "<", other_row, row)
+                wins = builder.or_(
+                    bigger(">", other_top, top),
+                    builder.and_(builder.icmp_unsigned("==", other_top, top), later),
+                )
+                builder.store(builder.select(wins, other_top, top), top_ptr)
+                builder.store(builder.select(wins, other_row, row), row_ptr)
+            half //= 2
+
+        tops = builder.bitcast(top_ptr, ity.as_pointer())
+        found = builder.bitcast(row_ptr, rty.as_pointer())
+        best_data = context.make_array(sig.args[4])(context, builder, args[4]).data
+        at_data = context.make_array(sig.args[5])(context, builder, args[5]).data
+        with cgutils.for_range_slice(builder, zero, inner, one) as (c, _):
+            builder.store(builder.load(builder.gep(tops, [c])), builder.gep(best_data, [c]))
+            row = resize(builder, builder.load(builder.gep(found, [c])), i64)
+            builder.store(row, builder.gep(at_data, [c]))
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+def _log2(builder, power: ir.Value) -> ir.Value:
+    """The base-2 logarithm of the i64 ``power``, a power of two."""
+    fnty = ir.FunctionType(power.type, [power.type, ir.IntType(1)])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.cttz.i64")
+    return builder.call(fn, [power, ir.Constant(ir.IntType(1), 1)])
