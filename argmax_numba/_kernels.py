@@ -63,7 +63,7 @@ from ._lanes import (
     lane_span,
 )
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, chunk_group_argmax, group_argmax
-from ._side_blocks import side_block
+from ._side_blocks import GATHER_BLOCKS, GATHER_BYTES, gather_blocks, side_block
 
 __all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
@@ -263,7 +263,19 @@ def _make_tasks(kind: int):
         outer, n, inner = x.shape
         per = block // inner
         best = key_vector(inner, x, kind)
-        for o in range(t * per, min(t * per + per, outer)):
+        lo, hi = t * per, min(t * per + per, outer)
+        # Rows of at most GATHER_BYTES: GATHER_BLOCKS blocks at a time, a row of each in
+        # one vector (``gather_blocks``), but not the last block of x, past whose end that
+        # vector could reach.
+        if inner * x.itemsize <= GATHER_BYTES and n <= narrow_span(x):
+            end = hi - 1 if hi == outer and inner * x.itemsize < GATHER_BYTES else hi
+            while lo + GATHER_BLOCKS <= end:
+                if last:
+                    gather_blocks(x, lo, out, kind, 1)
+                else:
+                    gather_blocks(x, lo, out, kind, 0)
+                lo += GATHER_BLOCKS
+        for o in range(lo, hi):
             # Views that start at the block (indexed from 0, the indices are known not to
             # be negative; numba would otherwise wrap them, and LLVM gather them lane by
             # lane).

@@ -32,9 +32,10 @@ CHECK = textwrap.dedent(
     from argmax_numba import argmax
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.int8):
-        # Rows in groups of one and two registers, rows in two passes, columns, and
-        # blocks of 4 columns with rows side by side.
-        for shape in ((1000, 10), (1000, 20), (300, 100), (64, 3000), (300, 64, 4)):
+        # Rows in groups of one and two registers, rows in two passes, columns, blocks
+        # of 4 columns with rows side by side, and blocks of 3 rows of 2, gathered.
+        shapes = ((1000, 10), (1000, 20), (300, 100), (64, 3000), (300, 64, 4), (300, 3, 2))
+        for shape in shapes:
             x = (rng.standard_normal(shape) * 50).astype(dtype)
             for axis in (0, 1):
                 for last in (0, 1):

@@ -29,6 +29,7 @@ from argmax_numba._lanes import (
     RUN_BYTES,
 )
 from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
+from argmax_numba._side_blocks import GATHER_BLOCKS, GATHER_BYTES
 
 # Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
 # 64 elements per 64-byte vector) and beyond.
@@ -412,6 +413,31 @@ def test_side_blocks_in_registers(dtype, column_path):
     for shape in cases:
         if column_path == "serial":
             assert api.plan(*shape, dtype.itemsize, 1)[2] == api.SIDE, shape
+        for special in (0.0, 0.3):
+            x = random_tensor(dtype, shape, rng, special=special)
+            _rows_match_onnx(x, str(shape))
+
+
+@pytest.mark.parametrize("dtype", [t for t in DTYPES if 2 * t.itemsize <= GATHER_BYTES], ids=str)
+def test_gathered_blocks(dtype, column_path):
+    # Blocks too short to read side by side, with rows of at most GATHER_BYTES, are read
+    # GATHER_BLOCKS at a time, a row of each gathered into one vector: a whole number of
+    # such groups or not, and the last block of the array (past whose end a gather could
+    # reach) on its own; up to narrow_span(x) rows, and one more (the general path).
+    size = dtype.itemsize
+    rng = np.random.default_rng(18)
+    cases = [
+        (outer, n, inner)
+        for inner in range(2, GATHER_BYTES // size + 1)
+        for n in (2, 3, 9)
+        for outer in (GATHER_BLOCKS, GATHER_BLOCKS + 1, 5 * GATHER_BLOCKS - 3)
+    ]
+    if size == 1:
+        cases += [(GATHER_BLOCKS + 1, n, 3) for n in (127, 128)]
+    for shape in cases:
+        outer, n, inner = shape
+        if column_path == "serial":
+            assert api.plan(outer, n, inner, size, 1)[2] == api.EACH, shape
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
