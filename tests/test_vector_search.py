@@ -418,17 +418,20 @@ def test_side_blocks_in_registers(dtype, column_path):
             _rows_match_onnx(x, str(shape))
 
 
-@pytest.mark.parametrize("dtype", [t for t in DTYPES if 2 * t.itemsize <= GATHER_BYTES], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_gathered_blocks(dtype, column_path):
-    # Blocks too short to read side by side, with rows of at most GATHER_BYTES, are read
-    # GATHER_BLOCKS at a time, a row of each gathered into one vector: a whole number of
-    # such groups or not, and the last block of the array (past whose end a gather could
-    # reach) on its own; up to narrow_span(x) rows, and one more (the general path).
+    # Blocks too short to read side by side are read GATHER_BLOCKS at a time, the same
+    # GATHER_BYTES of a row of each gathered into one vector: rows of one such piece or
+    # several, the last one partial or not; a whole number of groups of blocks or not,
+    # and the last block of the array (past whose end a gather could reach) on its own;
+    # up to narrow_span(x) rows, and one more (the general path).
     size = dtype.itemsize
+    piece = GATHER_BYTES // size
+    inners = sorted({i for i in (2, 3, piece, piece + 1, 3 * piece - 1) if 1 < i < 64 // size})
     rng = np.random.default_rng(18)
     cases = [
         (outer, n, inner)
-        for inner in range(2, GATHER_BYTES // size + 1)
+        for inner in inners
         for n in (2, 3, 9)
         for outer in (GATHER_BLOCKS, GATHER_BLOCKS + 1, 5 * GATHER_BLOCKS - 3)
     ]
