@@ -45,13 +45,22 @@ NARROW_PIECE_BYTES = 4096
 NARROW_SPLIT_BYTES = 8 << 20
 LANE_BYTES = 1024
 # Whole blocks narrower than a vector are read as rows side by side where that makes at
-# least this many wide rows; fewer are faster one column at a time (``each_cols``). 32
-# MiB along axis 1, side by side against a column at a time: (k, 8, 16) int8 (two wide
-# rows) 8.5 against 6.1 ms, (k, 8, 8) float16 (two) 6.2 against 3.9 ms; at three about
-# even: (k, 12, 8) float16 4.3 against 4.2 ms; from four on, side by side wins: (k, 16,
-# 4) float32 3.3 against 5.3 ms, (k, 16, 16) int8 3.7 against 4.3 ms, (k, 16, 8) float16
-# 3.2 against 4.0 ms, (k, 16, 8) float32 (eight) 1.2 against 2.1 ms.
+# least this many wide rows; fewer are faster gathered (``each_cols``). 32 MiB along
+# axis 1, side by side against a column at a time, before blocks were gathered: (k, 8,
+# 16) int8 (two wide rows) 8.5 against 6.1 ms, (k, 8, 8) float16 (two) 6.2 against 3.9
+# ms; at three about even: (k, 12, 8) float16 4.3 against 4.2 ms; from four on, side by
+# side wins: (k, 16, 4) float32 3.3 against 5.3 ms, (k, 16, 16) int8 3.7 against 4.3 ms,
+# (k, 16, 8) float16 3.2 against 4.0 ms, (k, 16, 8) float32 (eight) 1.2 against 2.1 ms.
 SIDE_GROUPS = 4
+# ... and this many where a wide row takes several vectors (``inner`` not a power of
+# two), whose lanes are merged in loops, not in registers. In cache, against the read
+# bound, side by side against gathered: four wide rows, (10922, 256, 3) int8 35.1
+# against 11.2, (21845, 64, 3) float32 11.0 against 6.9; eight, (5461, 512, 3) int8 16.2
+# against 9.9, (5461, 256, 3) int16 10.3 against 5.2, (10922, 128, 3) float32 6.6
+# against 7.3; twelve, (3640, 768, 3) int8 12.3 against 11.6, (3640, 384, 3) int16 7.0
+# against 5.6, (7281, 192, 3) float32 5.3 against 8.3; sixteen, (2730, 1024, 3) int8 9.6
+# against 13.9.
+SIDE_GROUPS_WIDE = 12
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
 
@@ -131,8 +140,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
     SHORT_ROW elements, shorter than a vector), ``(COLS, block, how)`` (``block``
     inner positions to a task; ``block // inner`` whole blocks where it spans them,
-    read with rows side by side where ``how`` is SIDE, a column at a time where it is
-    EACH) or ``(NARROW, m, nsplit)``.
+    read with rows side by side where ``how`` is SIDE, gathered a few blocks at a time
+    where it is EACH) or ``(NARROW, m, nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
@@ -197,9 +206,10 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
         if inner < lanes:
             # (``lanes // min(inner & -inner, lanes)`` is ``lanes // gcd(inner, lanes)``, for
             # lanes a power of two: the rows ``side_task`` reads side by side.)
-            if n // (lanes // min(inner & -inner, lanes)) >= SIDE_GROUPS:
+            m = lanes // min(inner & -inner, lanes)
+            if n // m >= (SIDE_GROUPS if m * inner == lanes else SIDE_GROUPS_WIDE):
                 return COLS, block, SIDE  # rows side by side (``side_cols``)
-            return COLS, block, EACH  # one column at a time (``each_cols``)
+            return COLS, block, EACH  # gathered (``each_cols``)
     return COLS, block, 0
 
 

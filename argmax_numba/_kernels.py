@@ -21,8 +21,8 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
   reads ``m`` consecutive rows side by side as one row of whole vectors (a block whose
   wide row is one vector, in registers from its first row to its last:
-  ``_side_blocks``), or, where that would make fewer than four such rows, to
-  ``each_task``, one column at a time.
+  ``_side_blocks``), or, where that would make too few such rows, to ``each_task``,
+  which gathers the same row of several blocks into one vector.
 * ``narrow(x, out, last, m, nsplit, lane_where, where)`` is ``cols`` for a few columns (small
   ``inner``) and many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive
   rows read as one wide row give ``cols`` enough lanes to vectorise, and the rows are
@@ -63,7 +63,7 @@ from ._lanes import (
     lane_span,
 )
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, chunk_group_argmax, group_argmax
-from ._side_blocks import GATHER_BLOCKS, GATHER_BYTES, gather_blocks, side_block
+from ._side_blocks import GATHER_BLOCKS, GATHER_BYTES, GATHER_ROWS, gather_blocks, side_block
 
 __all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
@@ -257,9 +257,10 @@ def _make_tasks(kind: int):
 
     def each_task(x, out, t, nblocks, block, last):
         # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1), too
-        # short for ``side_task``: each column of each block on its own, with no scratch
-        # but a row of keys. (A task of its own: in ``col_task`` these loops added 0.3-0.5 s
-        # to the first compile of every column layout.)
+        # short for ``side_task``: gathered, or, for the blocks left over, each column of
+        # each block on its own, with no scratch but a row of keys. (A task of its own: in
+        # ``col_task`` these loops added 0.3-0.5 s to the first compile of every column
+        # layout.)
         outer, n, inner = x.shape
         per = block // inner
         best = key_vector(inner, x, kind)
@@ -269,7 +270,7 @@ def _make_tasks(kind: int):
         # 24.6 -> 5.3 of the read bound, (21845, 8, 48) int8 11.0 -> 4.4), but not the
         # last block of x, past whose end such a vector could reach.
         piece = GATHER_BYTES // x.itemsize
-        if n <= narrow_span(x):
+        if n <= GATHER_ROWS:
             end = hi - 1 if hi == outer and inner % piece else hi
             while lo + GATHER_BLOCKS <= end:
                 for c0 in range(0, inner, piece):

@@ -28,12 +28,14 @@ from ._ir import VECTOR_BYTES, key_ir, prefetch, resize, splat, vector_at
 from ._keys import lowest_key
 from ._lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
 
-__all__ = ["GATHER_BLOCKS", "GATHER_BYTES", "gather_blocks", "side_block"]
+__all__ = ["GATHER_BLOCKS", "GATHER_BYTES", "GATHER_ROWS", "gather_blocks", "side_block"]
 
 # ``gather_blocks`` reads this many bytes of each row of a block, at once for
 # GATHER_BLOCKS blocks (one vector).
 GATHER_BYTES = 8
 GATHER_BLOCKS = VECTOR_BYTES // GATHER_BYTES
+# The most rows of a block that ``gather_blocks`` numbers (in at least 16 bits).
+GATHER_ROWS = 2**15 - 1
 
 
 @intrinsic(prefer_literal=True)
@@ -143,8 +145,7 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last):
     running maxima and row numbers in registers. A gather may read past the row's end,
     into the next row, so the caller makes sure that such bytes lie in ``x`` (the last
     block of ``x`` is not read here unless its rows are whole multiples of GATHER_BYTES
-    long), and that ``n`` is at most ``narrow_span(x)``. ``kind`` and ``last`` are
-    constants.
+    long), and that ``n`` is at most GATHER_ROWS. ``kind`` and ``last`` are constants.
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 3):
         raise errors.TypingError("gather_blocks(): x must be a C-contiguous 3-D array")
@@ -187,7 +188,9 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last):
         top_ptr = cgutils.alloca_once_value(
             builder, ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
         )
-        number_ptr = cgutils.alloca_once_value(builder, ir.Constant(vty, 0))
+        # Row numbers at least 16 bits wide (GATHER_ROWS rows).
+        nty = ir.IntType(max(bits, 16))
+        number_ptr = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(nty, lanes), 0))
         with cgutils.for_range_slice(builder, zero, n, one) as (k, _):
             at = builder.load(address)
             pointers = builder.inttoptr(at, pty)
@@ -200,7 +203,7 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last):
 
         # Lane g * per_block + c holds block o + g's column c0 + c.
         per_block = GATHER_BYTES * 8 // bits
-        numbers = builder.bitcast(number_ptr, ity.as_pointer())
+        numbers = builder.bitcast(number_ptr, nty.as_pointer())
         out_data = context.make_array(sig.args[3])(context, builder, args[3]).data
         first = builder.add(builder.mul(args[1], inner), args[2])
         left = builder.sub(inner, args[2])

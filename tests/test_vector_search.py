@@ -368,13 +368,15 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
     # Blocks x[o] of a few bytes are reduced many to a task (block // inner of them, the
     # last task's fewer), with their columns in a partial vector or in none; blocks
     # narrower than a vector with rows side by side (m rows, lanes // gcd(inner, lanes)),
-    # with rows left over after the last whole wide row or none, or a column at a time
-    # where there would be fewer than SIDE_GROUPS wide rows.
+    # with rows left over after the last whole wide row or none, or gathered where there
+    # would be fewer than SIDE_GROUPS wide rows (SIDE_GROUPS_WIDE, where a wide row takes
+    # several vectors).
     rng = np.random.default_rng(15)
     lanes = 64 // dtype.itemsize
     shapes = [(1000, 7, 3), (257, 2, 5), (64, 16, 17), (90, 40, 2), (100, 5, 9)]
     shapes += [(70, 2 * lanes + 1, 3), (12, 8 * lanes + 1, 3), (33, 4 * lanes, 2)]
     shapes += [(50, lanes // 2 + 3, 2), (40, 4 * lanes + 3, 3), (40, 3 * lanes + 2, 3)]
+    shapes += [(6, 12 * lanes + 5, 3), (5, 13 * lanes, 3)]
     for shape in shapes:
         outer, n, inner = shape
         if column_path == "serial":
@@ -384,7 +386,8 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
             if inner >= lanes:
                 assert how == 0
             else:
-                assert how == (api.SIDE if n // m >= api.SIDE_GROUPS else api.EACH)
+                least = api.SIDE_GROUPS if m * inner == lanes else api.SIDE_GROUPS_WIDE
+                assert how == (api.SIDE if n // m >= least else api.EACH)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
@@ -424,7 +427,7 @@ def test_gathered_blocks(dtype, column_path):
     # GATHER_BYTES of a row of each gathered into one vector: rows of one such piece or
     # several, the last one partial or not; a whole number of groups of blocks or not,
     # and the last block of the array (past whose end a gather could reach) on its own;
-    # up to narrow_span(x) rows, and one more (the general path).
+    # more rows than 8-bit row numbers could count (they are 16 bits wide or more).
     size = dtype.itemsize
     piece = GATHER_BYTES // size
     inners = sorted({i for i in (2, 3, piece, piece + 1, 3 * piece - 1) if 1 < i < 64 // size})
@@ -436,7 +439,7 @@ def test_gathered_blocks(dtype, column_path):
         for outer in (GATHER_BLOCKS, GATHER_BLOCKS + 1, 5 * GATHER_BLOCKS - 3)
     ]
     if size == 1:
-        cases += [(GATHER_BLOCKS + 1, n, 3) for n in (127, 128)]
+        cases += [(GATHER_BLOCKS + 1, n, 3) for n in (127, 128, 255)]
     for shape in cases:
         outer, n, inner = shape
         if column_path == "serial":
