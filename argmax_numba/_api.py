@@ -52,15 +52,20 @@ LANE_BYTES = 1024
 # side wins: (k, 16, 4) float32 3.3 against 5.3 ms, (k, 16, 16) int8 3.7 against 4.3 ms,
 # (k, 16, 8) float16 3.2 against 4.0 ms, (k, 16, 8) float32 (eight) 1.2 against 2.1 ms.
 SIDE_GROUPS = 4
-# ... and this many where a wide row takes several vectors (``inner`` not a power of
-# two), whose lanes are merged in loops, not in registers. In cache, against the read
-# bound, side by side against gathered: four wide rows, (10922, 256, 3) int8 35.1
-# against 11.2, (21845, 64, 3) float32 11.0 against 6.9; eight, (5461, 512, 3) int8 16.2
-# against 9.9, (5461, 256, 3) int16 10.3 against 5.2, (10922, 128, 3) float32 6.6
-# against 7.3; twelve, (3640, 768, 3) int8 12.3 against 11.6, (3640, 384, 3) int16 7.0
-# against 5.6, (7281, 192, 3) float32 5.3 against 8.3; sixteen, (2730, 1024, 3) int8 9.6
-# against 13.9.
-SIDE_GROUPS_WIDE = 12
+# ... and where a wide row takes several vectors (``inner`` not a power of two), whose
+# lanes are merged in loops, not in registers, only where the block's columns are at
+# least SIDE_WIDE_BYTES long (n * itemsize) or its rows longer than GATHER_ROW_BYTES
+# (inner * itemsize). 64 MiB along axis 1, against the read bound, side by side against
+# gathered: (87381, 256, 3) int8 14.7 against 4.7, (87381, 64, 3) float32 4.1 against
+# 2.4, (43690, 256, 3) int16 3.7 against 1.9; (21845, 512, 3) int8 11.3 against 6.6,
+# (43690, 128, 3) float32 3.8 against 3.4; at 768 bytes, (29127, 768, 3) int8 7.6
+# against 6.4, (29127, 384, 3) int16 3.3 against 2.6, (29127, 192, 3) float32 1.8
+# against 3.1; at 1024, (21845, 1024, 3) int8 3.8 against 5.2, (21845, 512, 3) int16 2.4
+# against 2.7, (21845, 256, 3) float32 1.7 against 3.9; rows of 17 bytes or more, which
+# take three gathers or more, (15420, 256, 17) int8 3.6 against 4.3, (17476, 128, 12)
+# float32 1.3 against 2.6; of 10, (26214, 256, 10) int8 4.7 against 2.3.
+SIDE_WIDE_BYTES = 768
+GATHER_ROW_BYTES = 16
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
 
@@ -207,7 +212,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             # (``lanes // min(inner & -inner, lanes)`` is ``lanes // gcd(inner, lanes)``, for
             # lanes a power of two: the rows ``side_task`` reads side by side.)
             m = lanes // min(inner & -inner, lanes)
-            if n // m >= (SIDE_GROUPS if m * inner == lanes else SIDE_GROUPS_WIDE):
+            whole = m * inner == lanes  # a wide row is one vector
+            tall = n * itemsize >= SIDE_WIDE_BYTES or inner * itemsize > GATHER_ROW_BYTES
+            if n // m >= SIDE_GROUPS and (whole or tall):
                 return COLS, block, SIDE  # rows side by side (``side_cols``)
             return COLS, block, EACH  # gathered (``each_cols``)
     return COLS, block, 0

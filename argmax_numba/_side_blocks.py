@@ -36,6 +36,10 @@ GATHER_BYTES = 8
 GATHER_BLOCKS = VECTOR_BYTES // GATHER_BYTES
 # The most rows of a block that ``gather_blocks`` numbers (in at least 16 bits).
 GATHER_ROWS = 2**15 - 1
+# ``gather_blocks`` fetches the blocks this many groups on ahead, a cache line of
+# LINE_BYTES a row.
+GATHER_AHEAD = 2
+LINE_BYTES = 64
 
 
 @intrinsic(prefer_literal=True)
@@ -191,7 +195,20 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last):
         # Row numbers at least 16 bits wide (GATHER_ROWS rows).
         nty = ir.IntType(max(bits, 16))
         number_ptr = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(nty, lanes), 0))
+        # The blocks GATHER_AHEAD groups on are fetched ahead, a line a step (the
+        # GATHER_BLOCKS blocks' rows, read a piece at a time, make GATHER_BLOCKS streams
+        # too short for the hardware's stream detection).
+        pieces_before = builder.udiv(builder.mul(args[2], size), ir.Constant(i64, GATHER_BYTES))
+        ahead = builder.add(
+            builder.add(builder.ptrtoint(x_struct.data, i64), builder.mul(args[1], block_bytes)),
+            builder.add(
+                builder.mul(block_bytes, ir.Constant(i64, GATHER_AHEAD * GATHER_BLOCKS)),
+                builder.mul(builder.mul(pieces_before, n), ir.Constant(i64, LINE_BYTES)),
+            ),
+        )
         with cgutils.for_range_slice(builder, zero, n, one) as (k, _):
+            line = builder.add(ahead, builder.mul(k, ir.Constant(i64, LINE_BYTES)))
+            prefetch(builder, builder.inttoptr(line, ir.IntType(8).as_pointer()))
             at = builder.load(address)
             pointers = builder.inttoptr(at, pty)
             rows = builder.call(

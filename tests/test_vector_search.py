@@ -369,14 +369,15 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
     # last task's fewer), with their columns in a partial vector or in none; blocks
     # narrower than a vector with rows side by side (m rows, lanes // gcd(inner, lanes)),
     # with rows left over after the last whole wide row or none, or gathered where there
-    # would be fewer than SIDE_GROUPS wide rows (SIDE_GROUPS_WIDE, where a wide row takes
-    # several vectors).
+    # would be fewer than SIDE_GROUPS wide rows (or, where a wide row takes several
+    # vectors, where the block's columns are shorter than SIDE_WIDE_BYTES and its rows
+    # at most GATHER_ROW_BYTES long).
     rng = np.random.default_rng(15)
     lanes = 64 // dtype.itemsize
     shapes = [(1000, 7, 3), (257, 2, 5), (64, 16, 17), (90, 40, 2), (100, 5, 9)]
     shapes += [(70, 2 * lanes + 1, 3), (12, 8 * lanes + 1, 3), (33, 4 * lanes, 2)]
     shapes += [(50, lanes // 2 + 3, 2), (40, 4 * lanes + 3, 3), (40, 3 * lanes + 2, 3)]
-    shapes += [(6, 12 * lanes + 5, 3), (5, 13 * lanes, 3)]
+    shapes += [(6, 12 * lanes + 5, 3), (5, 13 * lanes, 3), (4, 800, 3), (4, 800 // lanes, 3)]
     for shape in shapes:
         outer, n, inner = shape
         if column_path == "serial":
@@ -386,8 +387,9 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
             if inner >= lanes:
                 assert how == 0
             else:
-                least = api.SIDE_GROUPS if m * inner == lanes else api.SIDE_GROUPS_WIDE
-                assert how == (api.SIDE if n // m >= least else api.EACH)
+                side = m * inner == lanes or n * dtype.itemsize >= api.SIDE_WIDE_BYTES
+                side = side or inner * dtype.itemsize > api.GATHER_ROW_BYTES
+                assert how == (api.SIDE if n // m >= api.SIDE_GROUPS and side else api.EACH)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
