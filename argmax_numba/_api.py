@@ -53,19 +53,18 @@ LANE_BYTES = 1024
 # (k, 16, 8) float16 3.2 against 4.0 ms, (k, 16, 8) float32 (eight) 1.2 against 2.1 ms.
 SIDE_GROUPS = 4
 # ... and where a wide row takes several vectors (``inner`` not a power of two), whose
-# lanes are merged in loops, not in registers, only where the block's columns are at
-# least SIDE_WIDE_BYTES long (n * itemsize) or its rows longer than GATHER_ROW_BYTES
-# (inner * itemsize). 64 MiB along axis 1, against the read bound, side by side against
-# gathered: (87381, 256, 3) int8 14.7 against 4.7, (87381, 64, 3) float32 4.1 against
-# 2.4, (43690, 256, 3) int16 3.7 against 1.9; (21845, 512, 3) int8 11.3 against 6.6,
-# (43690, 128, 3) float32 3.8 against 3.4; at 768 bytes, (29127, 768, 3) int8 7.6
-# against 6.4, (29127, 384, 3) int16 3.3 against 2.6, (29127, 192, 3) float32 1.8
-# against 3.1; at 1024, (21845, 1024, 3) int8 3.8 against 5.2, (21845, 512, 3) int16 2.4
-# against 2.7, (21845, 256, 3) float32 1.7 against 3.9; rows of 17 bytes or more, which
-# take three gathers or more, (15420, 256, 17) int8 3.6 against 4.3, (17476, 128, 12)
-# float32 1.3 against 2.6; of 10, (26214, 256, 10) int8 4.7 against 2.3.
-SIDE_WIDE_BYTES = 768
-GATHER_ROW_BYTES = 16
+# lanes are merged in loops, not in registers, only where the wide rows times the
+# gathers a row takes (of 8 bytes each) are more than GATHERED_ROWS. 64 MiB along axis
+# 1, against the read bound, side by side against gathered: (87381, 256, 3) int8 (four
+# wide rows, one gather a row) 14.7 against 4.7, (21845, 512, 3) int8 (eight) 11.3
+# against 6.6, (29127, 768, 3) int8 (twelve) 7.6 against 6.4, (21845, 1024, 3) int8
+# (sixteen) 3.8 against 5.2; (29127, 384, 3) int16 (twelve) 3.3 against 2.6, (21845, 512,
+# 3) int16 (sixteen) 2.4 against 2.7; (87381, 64, 3) float32 (four, two gathers) 4.1
+# against 2.4, (43690, 128, 3) float32 (eight) 3.8 against 3.4, (29127, 192, 3) float32
+# (twelve) 1.8 against 3.1; (26214, 256, 10) int8 (eight, two) 4.7 against 2.3, (21845,
+# 256, 12) int8 (sixteen, two) 1.6 against 2.7, (17476, 128, 12) float32 (32, six) 1.3
+# against 2.6, (15420, 256, 17) int8 (four, three) 3.6 against 4.3.
+GATHERED_ROWS = 16
 # A row is split across tasks only into pieces of at least this many elements.
 MIN_ROW_CHUNK = 1 << 15
 
@@ -213,8 +212,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             # lanes a power of two: the rows ``side_task`` reads side by side.)
             m = lanes // min(inner & -inner, lanes)
             whole = m * inner == lanes  # a wide row is one vector
-            tall = n * itemsize >= SIDE_WIDE_BYTES or inner * itemsize > GATHER_ROW_BYTES
-            if n // m >= SIDE_GROUPS and (whole or tall):
+            gathers = n // m * -(-inner * itemsize // 8)
+            if n // m >= SIDE_GROUPS and (whole or gathers > GATHERED_ROWS):
                 return COLS, block, SIDE  # rows side by side (``side_cols``)
             return COLS, block, EACH  # gathered (``each_cols``)
     return COLS, block, 0

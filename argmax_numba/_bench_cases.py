@@ -41,6 +41,7 @@ KINDS = (
     "tall-narrow",
     "short-rows",
     "few-columns",
+    "tiny-blocks",
     "uneven",
     "matrix",
     "fortran",
@@ -112,6 +113,9 @@ def _cube_cases(dtypes, nbytes: int, lasts) -> list[Case]:
 SHORT_ROW = 10
 # Blocks (rows, columns) of the few-columns case, reduced along its rows (axis 1).
 FEW_COLUMNS = (64, 16)
+# Blocks of the tiny-blocks case, reduced along axis 1: too few rows of too few columns to
+# read several rows as one vector (such as scores of 16 classes at 3 positions).
+TINY_BLOCKS = (16, 3)
 # The last two extents of the uneven case, reduced along each axis: no extent a power of
 # two, rows and runs of columns that end inside a vector.
 UNEVEN = (100, 100)
@@ -130,6 +134,8 @@ def _shape_cases(dtypes, nbytes: int) -> list[Case]:
         cases.append(Case("short-rows", name, (rows, SHORT_ROW), 1, 0))
         blocks = max(16, -(-nbytes // (prod(FEW_COLUMNS) * DTYPES[name].itemsize)))
         cases.append(Case("few-columns", name, (blocks, *FEW_COLUMNS), 1, 0))
+        blocks = max(16, -(-nbytes // (prod(TINY_BLOCKS) * DTYPES[name].itemsize)))
+        cases.append(Case("tiny-blocks", name, (blocks, *TINY_BLOCKS), 1, 0))
         outer = max(16, -(-nbytes // (prod(UNEVEN) * DTYPES[name].itemsize)))
         cases += [Case("uneven", name, (outer, *UNEVEN), axis, 0) for axis in range(3)]
         rows = max(16, -(-nbytes // (MATRIX_COLUMNS * DTYPES[name].itemsize)))

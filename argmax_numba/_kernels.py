@@ -326,10 +326,10 @@ def _make_tasks(kind: int):
         # One vector a wide row, all of them numbered in the lanes' width: the whole
         # block in registers (``side_block``).
         whole = width == lanes and rows <= narrow_span(x)
-        for o in range(t * per, min(t * per + per, outer)):
-            first = o * n * inner  # flat index of x[o, 0, 0]
-            blk = c_view(x, first, n * inner)  # (as in ``each_task``)
-            if whole:
+        if whole:
+            for o in range(t * per, min(t * per + per, outer)):
+                first = o * n * inner
+                blk = c_view(x, first, n * inner)
                 if last:
                     side_block(x, first, rows, inner, best, at, kind, 1)
                 else:
@@ -337,7 +337,10 @@ def _make_tasks(kind: int):
                 across(blk, best, at, rows * m, n, inner, last)
                 for c in range(inner):
                     out[o, c] = at[c]
-                continue
+            return
+        for o in range(t * per, min(t * per + per, outer)):
+            first = o * n * inner  # flat index of x[o, 0, 0]
+            blk = c_view(x, first, n * inner)  # (as in ``each_task``)
             for j in range(width):  # (as in ``col_task``)
                 best[j] = least_of(best)
                 hit[j] = -1

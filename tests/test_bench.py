@@ -46,7 +46,7 @@ def test_quick_table_has_finite_ratios(tmp_path, capsys):
     rows = doc["rows"]
     kinds = {r["case"] for r in rows}
     assert {"axis-first", "axis-mid", "axis-last", "long-row", "tall-narrow"} <= kinds
-    assert {"short-rows", "few-columns", "uneven", "matrix"} <= kinds
+    assert {"short-rows", "few-columns", "tiny-blocks", "uneven", "matrix"} <= kinds
     assert {"fortran", "small-10x10", "small-1000"} <= kinds
     assert {r["select_last_index"] for r in rows} == {0, 1}
     for r in rows:

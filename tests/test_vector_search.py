@@ -370,8 +370,8 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
     # narrower than a vector with rows side by side (m rows, lanes // gcd(inner, lanes)),
     # with rows left over after the last whole wide row or none, or gathered where there
     # would be fewer than SIDE_GROUPS wide rows (or, where a wide row takes several
-    # vectors, where the block's columns are shorter than SIDE_WIDE_BYTES and its rows
-    # at most GATHER_ROW_BYTES long).
+    # vectors, where the wide rows times the gathers of 8 bytes a row takes are at most
+    # GATHERED_ROWS).
     rng = np.random.default_rng(15)
     lanes = 64 // dtype.itemsize
     shapes = [(1000, 7, 3), (257, 2, 5), (64, 16, 17), (90, 40, 2), (100, 5, 9)]
@@ -387,8 +387,8 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
             if inner >= lanes:
                 assert how == 0
             else:
-                side = m * inner == lanes or n * dtype.itemsize >= api.SIDE_WIDE_BYTES
-                side = side or inner * dtype.itemsize > api.GATHER_ROW_BYTES
+                gathers = n // m * -(-inner * dtype.itemsize // 8)
+                side = m * inner == lanes or gathers > api.GATHERED_ROWS
                 assert how == (api.SIDE if n // m >= api.SIDE_GROUPS and side else api.EACH)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
