@@ -14,6 +14,7 @@ from ._dtypes import KINDS as _KINDS
 from ._dtypes import kernel_view
 from ._ir import VECTOR_BYTES
 from ._kernels import KERNELS, SHORT_ROW
+from ._side_blocks import GATHER_BYTES
 
 __all__ = ["argmax"]
 
@@ -212,7 +213,7 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             # lanes a power of two: the rows ``side_task`` reads side by side.)
             m = lanes // min(inner & -inner, lanes)
             whole = m * inner == lanes  # a wide row is one vector
-            gathers = n // m * -(-inner * itemsize // 8)
+            gathers = n // m * -(-inner * itemsize // GATHER_BYTES)
             if n // m >= SIDE_GROUPS and (whole or gathers > GATHERED_ROWS):
                 return COLS, block, SIDE  # rows side by side (``side_cols``)
             return COLS, block, EACH  # gathered (``each_cols``)

@@ -24,7 +24,7 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-from ._ir import VECTOR_BYTES, key_ir, prefetch, resize, splat, vector_at
+from ._ir import VECTOR_BYTES, key_ir, lane_of, prefetch, resize, splat, vector_at
 from ._keys import lowest_key
 from ._lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
 
@@ -89,7 +89,7 @@ def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
             fold_lanes(builder, unsigned, last_value, top_ptr, number_ptr, value, r)
 
         # Lane q holds row q // inner of its wide row, column q % inner.
-        shift = _log2(builder, inner)
+        shift = lane_of(builder, inner, False)  # log2(inner): its lowest set bit
         to_rows = builder.sub(ir.Constant(i64, lanes.bit_length() - 1), shift)  # log2(m)
         lane = ir.Constant(rvty, list(range(lanes)))
         in_row = builder.lshr(lane, splat(builder, resize(builder, shift, rty), lanes))
@@ -129,13 +129,6 @@ def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
         return context.get_dummy_value()
 
     return signature, codegen
-
-
-def _log2(builder, power: ir.Value) -> ir.Value:
-    """The base-2 logarithm of the i64 ``power``, a power of two."""
-    fnty = ir.FunctionType(power.type, [power.type, ir.IntType(1)])
-    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.cttz.i64")
-    return builder.call(fn, [power, ir.Constant(ir.IntType(1), 1)])
 
 
 @intrinsic(prefer_literal=True)

@@ -387,7 +387,7 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
             if inner >= lanes:
                 assert how == 0
             else:
-                gathers = n // m * -(-inner * dtype.itemsize // 8)
+                gathers = n // m * -(-inner * dtype.itemsize // GATHER_BYTES)
                 side = m * inner == lanes or gathers > api.GATHERED_ROWS
                 assert how == (api.SIDE if n // m >= api.SIDE_GROUPS and side else api.EACH)
         for special in (0.0, 0.3):
