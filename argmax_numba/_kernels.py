@@ -63,7 +63,13 @@ from ._lanes import (
     lane_span,
 )
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, chunk_group_argmax, group_argmax
-from ._side_blocks import GATHER_BLOCKS, GATHER_BYTES, GATHER_ROWS, gather_blocks, side_block
+from ._side_blocks import (
+    GATHER_BYTES,
+    GATHER_ROWS,
+    SHORT_GATHER_BYTES,
+    gather_blocks,
+    side_block,
+)
 
 __all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
 
@@ -265,20 +271,27 @@ def _make_tasks(kind: int):
         per = block // inner
         best = key_vector(inner, x, kind)
         lo, hi = t * per, min(t * per + per, outer)
-        # GATHER_BLOCKS blocks at a time, GATHER_BYTES of a row of each in one vector
-        # (``gather_blocks``; in cache, against one column at a time: (65536, 8, 5) int16
-        # 24.6 -> 5.3 of the read bound, (21845, 8, 48) int8 11.0 -> 4.4), but not the
-        # last block of x, past whose end such a vector could reach.
-        piece = GATHER_BYTES // x.itemsize
+        # A few blocks at a time, GATHER_BYTES of a row of each (SHORT_GATHER_BYTES, rows
+        # that short) in one vector (``gather_blocks``; in cache, against one column at a
+        # time: (65536, 8, 5) int16 24.6 -> 5.3 of the read bound, (21845, 8, 48) int8
+        # 11.0 -> 4.4), but not the last block of x, past whose end such a vector could
+        # reach.
+        short = inner * x.itemsize <= SHORT_GATHER_BYTES
+        slot = SHORT_GATHER_BYTES if short else GATHER_BYTES
+        piece, group = slot // x.itemsize, VECTOR_BYTES // slot
         if n <= GATHER_ROWS:
             end = hi - 1 if hi == outer and inner % piece else hi
-            while lo + GATHER_BLOCKS <= end:
+            while lo + group <= end:
                 for c0 in range(0, inner, piece):
-                    if last:
-                        gather_blocks(x, lo, c0, out, kind, 1)
+                    if short and last:
+                        gather_blocks(x, lo, c0, out, kind, 1, SHORT_GATHER_BYTES)
+                    elif short:
+                        gather_blocks(x, lo, c0, out, kind, 0, SHORT_GATHER_BYTES)
+                    elif last:
+                        gather_blocks(x, lo, c0, out, kind, 1, GATHER_BYTES)
                     else:
-                        gather_blocks(x, lo, c0, out, kind, 0)
-                lo += GATHER_BLOCKS
+                        gather_blocks(x, lo, c0, out, kind, 0, GATHER_BYTES)
+                lo += group
         for o in range(lo, hi):
             # Views that start at the block (indexed from 0, the indices are known not to
             # be negative; numba would otherwise wrap them, and LLVM gather them lane by

@@ -11,8 +11,8 @@ every group of rows, and merges the lanes with loops over ``inner`` columns, too
 times the read bound on (8192, 64, 16) int8 along axis 1 in cache.
 
 Blocks with too few rows to read side by side go to ``each_task``, which searched each
-column on its own, an element at a time. ``gather_blocks`` reads the same GATHER_BYTES
-of a row of GATHER_BLOCKS blocks at once, gathered into one vector (in cache, against
+column on its own, an element at a time. ``gather_blocks`` reads the same 8 (or 4)
+bytes of a row of 8 (or 16) blocks at once, gathered into one vector (in cache, against
 the read bound: (131072, 16, 4) int8 along axis 1 84 -> 7.3, (262144, 3, 4) float16 39
 -> 7.5, (65536, 8, 5) int16, two gathers a row, 24.6 -> 5.3).
 """
@@ -28,12 +28,16 @@ from ._ir import VECTOR_BYTES, key_ir, lane_of, prefetch, resize, splat, vector_
 from ._keys import lowest_key
 from ._lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
 
-__all__ = ["GATHER_BLOCKS", "GATHER_BYTES", "GATHER_ROWS", "gather_blocks", "side_block"]
+__all__ = ["GATHER_BYTES", "GATHER_ROWS", "SHORT_GATHER_BYTES", "gather_blocks", "side_block"]
 
-# ``gather_blocks`` reads this many bytes of each row of a block, at once for
-# GATHER_BLOCKS blocks (one vector).
+# ``gather_blocks`` reads this many bytes of each row of a block at once for as many
+# blocks as make a vector (VECTOR_BYTES // GATHER_BYTES) ...
 GATHER_BYTES = 8
-GATHER_BLOCKS = VECTOR_BYTES // GATHER_BYTES
+# ... or this many, for rows of at most this many bytes: twice the blocks a gather, where
+# a gather costs about the same per element (64 MiB along axis 1, against the read bound:
+# (1398102, 16, 3) int8 4.7 -> 4.2, (524288, 64, 2) int8 4.7 -> 4.0; rows of 6 bytes in
+# two such gathers, (699051, 16, 3) float16 2.0 -> 3.7).
+SHORT_GATHER_BYTES = 4
 # The most rows of a block that ``gather_blocks`` numbers (in at least 16 bits).
 GATHER_ROWS = 2**15 - 1
 # ``gather_blocks`` fetches the blocks this many groups on ahead, a cache line of
@@ -132,32 +136,38 @@ def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
 
 
 @intrinsic(prefer_literal=True)
-def gather_blocks(typingctx, x, o, c0, out, kind, last):
-    """Write the rows of the maxima of columns ``c0`` on (GATHER_BYTES of them, or up
-    to ``inner``) of GATHER_BLOCKS blocks ``x[o]``, ``x[o + 1]``, ... of the
+def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
+    """Write the rows of the maxima of columns ``c0`` on (``slot`` bytes of them, or up
+    to ``inner``) of ``VECTOR_BYTES // slot`` blocks ``x[o]``, ``x[o + 1]``, ... of the
     C-contiguous ``x[outer, n, inner]`` into ``out[o:, c0:]``.
 
-    For blocks of few, short rows, too few to read side by side: the same GATHER_BYTES
+    For blocks of few, short rows, too few to read side by side: the same ``slot`` bytes
     of a row of every block are gathered into one vector, and the n rows are folded into
     running maxima and row numbers in registers. A gather may read past the row's end,
     into the next row, so the caller makes sure that such bytes lie in ``x`` (the last
-    block of ``x`` is not read here unless its rows are whole multiples of GATHER_BYTES
-    long), and that ``n`` is at most GATHER_ROWS. ``kind`` and ``last`` are constants.
+    block of ``x`` is not read here unless its rows are whole multiples of ``slot``
+    long), and that ``n`` is at most GATHER_ROWS. ``kind``, ``last`` and ``slot``
+    (GATHER_BYTES or SHORT_GATHER_BYTES; an element, where that is longer) are
+    constants.
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 3):
         raise errors.TypingError("gather_blocks(): x must be a C-contiguous 3-D array")
     if not (isinstance(out, types.Array) and out.layout == "C" and out.ndim == 2):
         raise errors.TypingError("gather_blocks(): out must be a C-contiguous 2-D array")
     kind_value, last_value, bits, lanes, unsigned = constants_of("gather_blocks", x, kind, last)
-    signature = types.none(x, o, c0, out, kind, last)
+    if not isinstance(slot, types.IntegerLiteral):
+        raise errors.TypingError("gather_blocks(): slot must be a constant")
+    slot_bytes = max(slot.literal_value, bits // 8)  # at least one element
+    count = VECTOR_BYTES // slot_bytes  # blocks a gather
+    signature = types.none(x, o, c0, out, kind, last, slot)
 
     def codegen(context, builder, sig, args):
         i64, i32 = ir.IntType(64), ir.IntType(32)
         ity = ir.IntType(bits)
         vty = ir.VectorType(ity, lanes)
-        slot = ir.IntType(8 * GATHER_BYTES)
-        sty = ir.VectorType(slot, GATHER_BLOCKS)
-        pty = ir.VectorType(slot.as_pointer(), GATHER_BLOCKS)
+        sit = ir.IntType(8 * slot_bytes)
+        sty = ir.VectorType(sit, count)
+        pty = ir.VectorType(sit.as_pointer(), count)
         x_struct = context.make_array(sig.args[0])(context, builder, args[0])
         _, n, inner = cgutils.unpack_tuple(builder, x_struct.shape, 3)
         zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
@@ -168,19 +178,19 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last):
             builder.ptrtoint(x_struct.data, i64),
             builder.add(builder.mul(args[1], block_bytes), builder.mul(args[2], size)),
         )
-        # The rows' addresses in the GATHER_BLOCKS blocks, then one row on each step.
+        # The rows' addresses in the blocks, then one row on each step.
         apart = builder.mul(
-            splat(builder, block_bytes, GATHER_BLOCKS),
-            ir.Constant(ir.VectorType(i64, GATHER_BLOCKS), list(range(GATHER_BLOCKS))),
+            splat(builder, block_bytes, count),
+            ir.Constant(ir.VectorType(i64, count), list(range(count))),
         )
         address = cgutils.alloca_once_value(
-            builder, builder.add(splat(builder, start, GATHER_BLOCKS), apart)
+            builder, builder.add(splat(builder, start, count), apart)
         )
-        step = splat(builder, row_bytes, GATHER_BLOCKS)
-        fnty = ir.FunctionType(sty, [pty, i32, ir.VectorType(ir.IntType(1), GATHER_BLOCKS), sty])
-        name = f"llvm.masked.gather.v{GATHER_BLOCKS}i{slot.width}.v{GATHER_BLOCKS}p0"
+        step = splat(builder, row_bytes, count)
+        fnty = ir.FunctionType(sty, [pty, i32, ir.VectorType(ir.IntType(1), count), sty])
+        name = f"llvm.masked.gather.v{count}i{sit.width}.v{count}p0"
         gather = cgutils.get_or_insert_function(builder.module, fnty, name)
-        every = ir.Constant(ir.VectorType(ir.IntType(1), GATHER_BLOCKS), [1] * GATHER_BLOCKS)
+        every = ir.Constant(ir.VectorType(ir.IntType(1), count), [1] * count)
 
         top_ptr = cgutils.alloca_once_value(
             builder, ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
@@ -188,14 +198,14 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last):
         # Row numbers at least 16 bits wide (GATHER_ROWS rows).
         nty = ir.IntType(max(bits, 16))
         number_ptr = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(nty, lanes), 0))
-        # The blocks GATHER_AHEAD groups on are fetched ahead, a line a step (the
-        # GATHER_BLOCKS blocks' rows, read a piece at a time, make GATHER_BLOCKS streams
-        # too short for the hardware's stream detection).
-        pieces_before = builder.udiv(builder.mul(args[2], size), ir.Constant(i64, GATHER_BYTES))
+        # The blocks GATHER_AHEAD groups on are fetched ahead, a line a step (the rows of
+        # the blocks, read a piece at a time, make as many streams, too short for the
+        # hardware's stream detection).
+        pieces_before = builder.udiv(builder.mul(args[2], size), ir.Constant(i64, slot_bytes))
         ahead = builder.add(
             builder.add(builder.ptrtoint(x_struct.data, i64), builder.mul(args[1], block_bytes)),
             builder.add(
-                builder.mul(block_bytes, ir.Constant(i64, GATHER_AHEAD * GATHER_BLOCKS)),
+                builder.mul(block_bytes, ir.Constant(i64, GATHER_AHEAD * count)),
                 builder.mul(builder.mul(pieces_before, n), ir.Constant(i64, LINE_BYTES)),
             ),
         )
@@ -212,7 +222,7 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last):
             builder.store(builder.add(at, step), address)
 
         # Lane g * per_block + c holds block o + g's column c0 + c.
-        per_block = GATHER_BYTES * 8 // bits
+        per_block = slot_bytes * 8 // bits
         numbers = builder.bitcast(number_ptr, nty.as_pointer())
         out_data = context.make_array(sig.args[3])(context, builder, args[3]).data
         first = builder.add(builder.mul(args[1], inner), args[2])
@@ -222,7 +232,7 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last):
             left,
             ir.Constant(i64, per_block),
         )
-        for g in range(GATHER_BLOCKS):
+        for g in range(count):
             into = builder.add(first, builder.mul(ir.Constant(i64, g), inner))
             with cgutils.for_range_slice(builder, zero, width, one) as (c, _):
                 lane = builder.add(ir.Constant(i64, g * per_block), c)

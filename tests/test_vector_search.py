@@ -29,7 +29,7 @@ from argmax_numba._lanes import (
     RUN_BYTES,
 )
 from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
-from argmax_numba._side_blocks import GATHER_BLOCKS, GATHER_BYTES
+from argmax_numba._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES
 
 # Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
 # 64 elements per 64-byte vector) and beyond.
@@ -425,23 +425,23 @@ def test_side_blocks_in_registers(dtype, column_path):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_gathered_blocks(dtype, column_path):
-    # Blocks too short to read side by side are read GATHER_BLOCKS at a time, the same
-    # GATHER_BYTES of a row of each gathered into one vector: rows of one such piece or
-    # several, the last one partial or not; a whole number of groups of blocks or not,
-    # and the last block of the array (past whose end a gather could reach) on its own;
-    # more rows than 8-bit row numbers could count (they are 16 bits wide or more).
+    # Blocks too short to read side by side are read a few at a time, the same
+    # GATHER_BYTES of a row of each gathered into one vector (SHORT_GATHER_BYTES, of rows
+    # that short, twice as many blocks): rows of one such piece or several, the last one
+    # partial or not; a whole number of groups of blocks or not, and the last block of the
+    # array (past whose end a gather could reach) on its own; more rows than 8-bit row
+    # numbers could count (they are 16 bits wide or more).
     size = dtype.itemsize
     piece = GATHER_BYTES // size
-    inners = sorted({i for i in (2, 3, piece, piece + 1, 3 * piece - 1) if 1 < i < 64 // size})
+    inners = {i for i in (2, 3, piece, piece + 1, 3 * piece - 1, SHORT_GATHER_BYTES // size)}
     rng = np.random.default_rng(18)
-    cases = [
-        (outer, n, inner)
-        for inner in inners
-        for n in (2, 3, 9)
-        for outer in (GATHER_BLOCKS, GATHER_BLOCKS + 1, 5 * GATHER_BLOCKS - 3)
-    ]
+    cases = []
+    for inner in sorted(i for i in inners if 1 < i < 64 // size):
+        group = 64 // (SHORT_GATHER_BYTES if inner * size <= SHORT_GATHER_BYTES else GATHER_BYTES)
+        for n in (2, 3, 9):
+            cases += [(outer, n, inner) for outer in (group, group + 1, 5 * group - 3)]
     if size == 1:
-        cases += [(GATHER_BLOCKS + 1, n, 3) for n in (127, 128, 255)]
+        cases += [(17, n, 3) for n in (127, 128, 255)]
     for shape in cases:
         outer, n, inner = shape
         if column_path == "serial":
