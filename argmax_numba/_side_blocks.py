@@ -174,10 +174,9 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
         size = ir.Constant(i64, bits // 8)
         row_bytes = builder.mul(inner, size)
         block_bytes = builder.mul(n, row_bytes)
-        start = builder.add(
-            builder.ptrtoint(x_struct.data, i64),
-            builder.add(builder.mul(args[1], block_bytes), builder.mul(args[2], size)),
-        )
+        # The address of block o, and of column c0 in its first row.
+        base = builder.add(builder.ptrtoint(x_struct.data, i64), builder.mul(args[1], block_bytes))
+        start = builder.add(base, builder.mul(args[2], size))
         # The rows' addresses in the blocks, then one row on each step.
         apart = builder.mul(
             splat(builder, block_bytes, count),
@@ -203,7 +202,7 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
         # hardware's stream detection).
         pieces_before = builder.udiv(builder.mul(args[2], size), ir.Constant(i64, slot_bytes))
         ahead = builder.add(
-            builder.add(builder.ptrtoint(x_struct.data, i64), builder.mul(args[1], block_bytes)),
+            base,
             builder.add(
                 builder.mul(block_bytes, ir.Constant(i64, GATHER_AHEAD * count)),
                 builder.mul(builder.mul(pieces_before, n), ir.Constant(i64, LINE_BYTES)),
