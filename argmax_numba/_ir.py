@@ -11,6 +11,7 @@ from ._dtypes import KIND_INT
 from ._keys import float_key_ir
 
 __all__ = [
+    "ONE_REGISTER",
     "VECTOR_BYTES",
     "equal_to",
     "key_ir",
@@ -107,29 +108,31 @@ def lane_of(builder: ir.IRBuilder, mask: ir.Value, last) -> ir.Value:
     return builder.sub(top, _count_zeros(builder, mask, leading=True))
 
 
-def _keeps_loads_apart() -> bool:
-    """Whether ``loaded`` needs its barrier: on AMD Zen processors with AVX-512, as numba
-    compiles for them (its CPU name and features, as set by ``NUMBA_CPU_NAME`` and
-    ``NUMBA_CPU_FEATURES`` or read off the host), where a 64-byte vector is one register.
-    Elsewhere the barrier is left out: LLVM may split such a vector into smaller
-    registers there, which the barrier's register constraint would not allow."""
+def _target() -> tuple[str, list[str]]:
+    """The CPU name and features numba compiles for (as set by ``NUMBA_CPU_NAME`` and
+    ``NUMBA_CPU_FEATURES``, or read off the host); no name or features off x86-64."""
     if get_process_triple().split("-")[0] != "x86_64":
-        return False
-    name = config.CPU_NAME or get_host_cpu_name()
+        return "", []
     features = config.CPU_FEATURES
     if features is None:
         features = get_host_cpu_features()
-    return name.startswith("znver") and "+avx512f" in features.split(",")
+    return config.CPU_NAME or get_host_cpu_name(), features.split(",")
 
 
-_BARRIER = _keeps_loads_apart()
+_CPU, _FEATURES = _target()
+# Whether a vector of VECTOR_BYTES is one register (x86-64 with AVX-512): LLVM splits it
+# into smaller ones elsewhere.
+ONE_REGISTER = "+avx512f" in _FEATURES
+# Whether ``loaded`` needs its barrier: on AMD Zen processors with AVX-512. Elsewhere
+# the barrier is left out, as its register constraint would not allow a split vector.
+_BARRIER = ONE_REGISTER and _CPU.startswith("znver")
 
 
 def loaded(builder, value: ir.Value) -> ir.Value:
     """``value``, a vector of ``VECTOR_BYTES`` just loaded, kept in a register: an empty
     inline assembly block stops LLVM from merging the load into a masked instruction (a
     blend or compare that reads memory under a mask), which took twice the time on 64
-    MiB of int32 rows of 16 (AMD Zen 5). Only where ``_keeps_loads_apart``."""
+    MiB of int32 rows of 16 (AMD Zen 5). Only on AMD Zen processors with AVX-512."""
     if not _BARRIER or value.type.count * value.type.element.width != 8 * VECTOR_BYTES:
         return value
     fnty = ir.FunctionType(value.type, [value.type])

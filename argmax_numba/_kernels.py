@@ -54,9 +54,8 @@ from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
 from ._keys import key, key_vector, least_of, narrow_index, narrow_span
 from ._lanes import (
-    FAR_FOLD_ROWS,
-    FAR_ROW_BYTES,
     FOLD_ROWS,
+    fold_rows,
     lane_argmax,
     lane_count,
     lane_rows_update,
@@ -204,7 +203,7 @@ def _make_tasks(kind: int):
         span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(w, x)
         itype = hit.dtype.type
-        fold = FOLD_ROWS if inner * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
+        fold = fold_rows(inner * x.itemsize)
         for o in range(o0, min(o0 + per, outer)):
             at = out[o, j0 : j0 + w]
             # Each column's running maximum starts at the least integer of the key type, at
@@ -335,7 +334,7 @@ def _make_tasks(kind: int):
         span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(width, x)
         at = empty(width, np.int64)  # each lane's wide row
-        fold = FOLD_ROWS if width * x.itemsize < FAR_ROW_BYTES else FAR_FOLD_ROWS
+        fold = fold_rows(width * x.itemsize)
         # One vector a wide row, all of them numbered in the lanes' width: the whole
         # block in registers (``side_block``).
         whole = width == lanes and rows <= narrow_span(x)

@@ -20,10 +20,11 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 from ._dtypes import KIND_INT
 from ._ir import (
+    ONE_REGISTER,
     VECTOR_BYTES,
     equal_to,
     key_ir,
@@ -48,6 +49,7 @@ __all__ = [
     "VECTOR_BYTES",
     "constants_of",
     "fold_lanes",
+    "fold_rows",
     "lane_argmax",
     "lane_count",
     "lane_rows_update",
@@ -73,6 +75,17 @@ FOLD_ROWS = 8
 # of the read bound instead of 1.5-1.75; rows 1 KiB apart are faster with 8).
 FAR_FOLD_ROWS = 4
 FAR_ROW_BYTES = 4096
+# Where a vector takes several registers (AVX2 and narrower), rows of at least
+# ALONG_ROW_BYTES (and under FAR_ROW_BYTES) are folded one at a time, in the order of
+# their bytes in memory, the running maxima read from cache and written back for each row:
+# faster than a group of rows read a vector of columns at a time, where the rows are long
+# enough (64 MiB along axis 1, against the read bound, AVX2 (AMD Zen 3), 8 rows a group
+# against one: (256, 256, 256) float32 1.73 -> 1.23, (256, 256, 1024) int8 1.75 -> 1.29,
+# (256, 256, 128) float64 1.48 -> 0.99, (k, 64, 128) float32 1.94 -> 1.18; rows of 192
+# bytes, (k, 64, 192) int8 1.93 -> 1.56; but rows of 128 bytes slower, (k, 64, 128) int8
+# 1.68 -> 1.97, (k, 64, 16) float64 1.17 -> 1.60). With AVX-512 (AMD Zen 5), groups read
+# (256, 256, 256) float32 at 1.0-1.2 of the read bound.
+ALONG_ROW_BYTES = 192
 # ``lane_rows_update`` fetches near rows this many bytes on (at least the next group of rows):
 # where that is more than one group, rows under 1 KiB, it was faster than fetching the next
 # group (64 MiB along axis 1, medians of 15-21 interleaved rounds: (8192, 64, 16) float64
@@ -96,6 +109,16 @@ LONG_FOLD_ROW_BYTES = 1024
 # 262144) int8 1.38 -> 1.28, (256, 131072) uint16 1.34 -> 1.23, (16, 1048576) float32
 # 1.82 -> 1.68, (7, 2396745) float32 even; 1 KiB, 3 KiB and 4 KiB were slower than 2 KiB.
 FAR_ALONG_BYTES = 2048
+
+
+@register_jitable
+def fold_rows(row_bytes: int) -> int:
+    """Rows a call of ``lane_rows_update`` should fold, for rows ``row_bytes`` apart."""
+    if row_bytes >= FAR_ROW_BYTES:
+        return FAR_FOLD_ROWS
+    if row_bytes >= ALONG_ROW_BYTES and not ONE_REGISTER:
+        return 1
+    return FOLD_ROWS
 
 
 def lanes_of(array_type) -> int:
@@ -496,11 +519,11 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             number = builder.add(args[7], r)
             fold_lanes(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
 
-        def fold_columns(index, unrolled=True):
-            # The rows' vector of columns from ``index`` on, into their running maxima
-            # (not ``unrolled``: a plain loop over the rows, for a partial last vector,
-            # whose lines the vector before it has just read; its own copy of the groups
-            # took 0.1 s more to compile).
+        def fold_columns(index, rows):
+            # The rows' vector of columns from ``index`` on, into their running maxima:
+            # ``rows`` at once, unrolled, or (None) a plain loop over the rows, as for a
+            # partial last vector, whose lines the vector before it has just read (its own
+            # copy of the groups took 0.1 s more to compile).
             best_at = builder.bitcast(builder.gep(data(5), [index]), vty.as_pointer())
             hit_at = builder.bitcast(builder.gep(data(6), [index]), vty.as_pointer())
             builder.store(builder.load(best_at, align=bits // 8), top_ptr)
@@ -529,9 +552,6 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
                     later = builder.add(ahead, ir.Constant(i64, r))
                     prefetch(builder, builder.gep(column, [builder.mul(later, step)]))
 
-            def is_group(rows: int):
-                return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))
-
             def along():  # the column FAR_ALONG_BYTES on from ``index``
                 return builder.add(index, ir.Constant(i64, FAR_ALONG_BYTES // (bits // 8)))
 
@@ -541,27 +561,39 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
                     fold(r, row(r))
                     prefetch(builder, builder.gep(base, [builder.add(builder.mul(r, step), on)]))
 
-            if not unrolled:
+            if rows is None:
                 each_row()
             else:
-                with builder.if_else(is_group(FOLD_ROWS), likely=True) as (near, other):
-                    with near:
-                        group(FOLD_ROWS)
-                    with other:
-                        with builder.if_else(is_group(FAR_FOLD_ROWS)) as (far, rest):
-                            with far:
-                                group(FAR_FOLD_ROWS)
-                            with rest:
-                                each_row()
+                group(rows)
             builder.store(builder.load(top_ptr), best_at, align=bits // 8)
             builder.store(builder.load(row_ptr), hit_at, align=bits // 8)
 
-        # The whole vectors, then a partial one as a whole one that ends at ``width``: it
-        # folds the same rows into some columns twice, which changes nothing.
-        with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
-            fold_columns(builder.mul(s, per_vector))
+        def whole_vectors(rows):
+            with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
+                fold_columns(builder.mul(s, per_vector), rows)
+
+        def is_group(rows: int):
+            return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))
+
+        # The whole vectors, a loop for each count of rows that is unrolled (one row:
+        # ``fold_rows``, fetched ahead as a group's), then a partial one as a whole one
+        # that ends at ``width``: it folds the same rows into some columns twice, which
+        # changes nothing.
+        with builder.if_else(is_group(FOLD_ROWS), likely=True) as (near, other):
+            with near:
+                whole_vectors(FOLD_ROWS)
+            with other:
+                with builder.if_else(is_group(FAR_FOLD_ROWS)) as (far, rest):
+                    with far:
+                        whole_vectors(FAR_FOLD_ROWS)
+                    with rest:
+                        with builder.if_else(is_group(1)) as (single, few):
+                            with single:
+                                whole_vectors(1)
+                            with few:
+                                whole_vectors(None)
         with builder.if_then(partial, likely=False):
-            fold_columns(builder.sub(size, per_vector), unrolled=False)
+            fold_columns(builder.sub(size, per_vector), None)
         return context.get_dummy_value()
 
     return signature, codegen

@@ -33,8 +33,12 @@ CHECK = textwrap.dedent(
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.int8):
         # Rows in groups of one and two registers, rows in two passes, columns, blocks
-        # of 4 columns with rows side by side, and blocks of 3 rows of 2, gathered.
-        shapes = ((1000, 10), (1000, 20), (300, 100), (64, 3000), (300, 64, 4), (300, 3, 2))
+        # of 4 columns with rows side by side, blocks of 3 rows of 2, gathered, and
+        # columns of rows of 300 bytes or more along axis 1, folded a row at a time.
+        shapes = (
+            (1000, 10), (1000, 20), (300, 100), (64, 3000), (300, 64, 4), (300, 3, 2),
+            (40, 50, 300),
+        )
         for shape in shapes:
             x = (rng.standard_normal(shape) * 50).astype(dtype)
             for axis in (0, 1):
