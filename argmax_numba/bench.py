@@ -113,6 +113,16 @@ def _our_argmax():
     return argmax
 
 
+def _cpu() -> str:
+    """The CPU as LLVM names it, and its widest vectors: results differ most by these
+    (the kernels' 64-byte vectors are one register with AVX-512, two with AVX2)."""
+    from llvmlite.binding import get_host_cpu_features, get_host_cpu_name
+
+    features = get_host_cpu_features()
+    widest = next((name for name in ("avx512f", "avx2") if features.get(name)), "no avx2")
+    return f"{get_host_cpu_name()} ({widest})"
+
+
 def _meta(settings: Settings) -> dict:
     """Versions and machine facts printed above the table and stored in the JSON."""
     import ml_dtypes
@@ -125,6 +135,7 @@ def _meta(settings: Settings) -> dict:
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cpus",
+        "cpu": _cpu(),
         "numpy": np.__version__,
         "numba": numba.__version__,
         "numba_threads": numba.get_num_threads(),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from llvmlite.binding import get_host_cpu_name
 
 from argmax_numba import bench
 from argmax_numba._bench_read import flat_unsigned, read_bound, write_bound
@@ -44,6 +45,10 @@ def test_quick_table_has_finite_ratios(tmp_path, capsys):
         "--markdown",
     )
     rows = doc["rows"]
+    # The CPU and its widest vectors (which the ratios depend on), as LLVM reads them.
+    cpu = doc["meta"]["cpu"]
+    assert cpu.startswith(get_host_cpu_name() + " (")
+    assert cpu.endswith(("(avx512f)", "(avx2)", "(no avx2)"))
     kinds = {r["case"] for r in rows}
     assert {"axis-first", "axis-mid", "axis-last", "long-row", "tall-narrow"} <= kinds
     assert {"short-rows", "few-columns", "tiny-blocks", "uneven", "matrix"} <= kinds
