@@ -571,16 +571,20 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
         def is_group(rows: int):
             return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))
 
-        def groups():  # the group's rows unrolled where there are as many as that
+        def by_group(index):  # the group's rows unrolled where there are as many as that
             with builder.if_else(is_group(FOLD_ROWS), likely=True) as (near, other):
                 with near:
-                    yield FOLD_ROWS
+                    fold_columns(index, FOLD_ROWS)
                 with other:
                     with builder.if_else(is_group(FAR_FOLD_ROWS)) as (far, rest):
                         with far:
-                            yield FAR_FOLD_ROWS
+                            fold_columns(index, FAR_FOLD_ROWS)
                         with rest:
-                            yield None
+                            fold_columns(index, None)
+
+        def vectors(fold):  # ``fold(index)`` for every whole vector
+            with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
+                fold(builder.mul(s, per_vector))
 
         # The whole vectors, then a partial one as a whole one that ends at ``width``: it
         # folds the same rows into some columns twice, which changes nothing. One row
@@ -592,13 +596,9 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
         # 1024) 1.17 -> 1.33).
         with builder.if_else(is_group(1)) as (single, several):
             with single:
-                with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
-                    fold_columns(builder.mul(s, per_vector), 1)
+                vectors(lambda index: fold_columns(index, 1))
             with several:
-                with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
-                    index = builder.mul(s, per_vector)
-                    for rows in groups():
-                        fold_columns(index, rows)
+                vectors(by_group)
         with builder.if_then(partial, likely=False):
             fold_columns(builder.sub(size, per_vector), None)
         return context.get_dummy_value()
