@@ -16,8 +16,9 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 * ``cols(x, out, last, block, where)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
-  registers (``_lanes``; fewer where rows are far apart), so every byte of the input
-  is read once.
+  registers (``_lanes``; fewer where rows are far apart, and one where a vector takes
+  several registers and rows are long: ``fold_rows``), so every byte of the input is
+  read once.
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
   reads ``m`` consecutive rows side by side as one row of whole vectors (a block whose
   wide row is one vector, in registers from its first row to its last:

@@ -478,8 +478,8 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
     least ``lane_count(x)`` (not a multiple of it, the last vector overlaps the one
     before it). A row replaces the running maximum where it is greater (``last`` = 1:
     greater or equal). Each vector of ``best`` and ``hit`` is read and written once per
-    call, so callers pass groups of ``FOLD_ROWS`` or ``FAR_FOLD_ROWS`` rows (the cases
-    that are unrolled) where they can.
+    call, so callers pass as many rows as ``fold_rows`` says (``FOLD_ROWS``,
+    ``FAR_FOLD_ROWS`` or 1: the cases that are unrolled) where they can.
     """
     for name, array in (("x", x), ("best", best), ("hit", hit)):
         if not (isinstance(array, types.Array) and array.layout == "C"):
