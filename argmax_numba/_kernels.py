@@ -60,6 +60,7 @@ from ._lanes import (
     lane_argmax,
     lane_count,
     lane_rows_update,
+    lane_slots,
     lane_span,
 )
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, chunk_group_argmax, group_argmax
@@ -198,11 +199,15 @@ def _make_tasks(kind: int):
         # vector overlaps the one before it; one column at a time, the last 4 of 100
         # took 40% of the time), else none.
         wv = w if w >= lane_count(x) else 0
-        best = key_vector(w, x, kind)
+        # The running maxima: of the columns one at a time, or of the vectors, a partial
+        # last one in a slot of its own from ``cut`` on (``lane_slots``).
+        slots = lane_slots(wv, lane_count(x)) if wv else w
+        cut = wv // lane_count(x) * lane_count(x) if slots > w else w
+        best = key_vector(slots, x, kind)
         # Row numbers within a stretch of ``span`` rows fit the key's own width, so the
         # index update runs on vectors as wide as the data's; whole groups of rows.
         span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
-        hit = narrow_index(w, x)
+        hit = narrow_index(slots, x)
         itype = hit.dtype.type
         fold = fold_rows(inner * x.itemsize)
         for o in range(o0, min(o0 + per, outer)):
@@ -215,9 +220,10 @@ def _make_tasks(kind: int):
             # at a time: 64 MiB, per-round ratios to the read bound, (65536, 64, 16) int8
             # along axis 1 2.31 -> 1.98, (8192, 64, 16) int64 1.44 -> 1.27, (256, 65536)
             # float32 along axis 0 1.19 -> 1.14.
-            for j in range(w):
+            for j in range(slots):
                 best[j] = least_of(best)
                 hit[j] = -1
+            for j in range(w):
                 at[j] = 0
             first = (o * n) * inner + j0  # flat index of x[o, 0, j0]
             for k0 in range(0, n, span):
@@ -242,10 +248,14 @@ def _make_tasks(kind: int):
                             best[j], hit[j] = take_first(best[j], hit[j], v, r)
                 # The stretch's row numbers into ``at`` (a select, not a branch: the loop
                 # is vectorised; for 8-bit data, 120-row stretches, that took 1.96 -> 1.70
-                # of the read bound in cache).
-                for j in range(w):
+                # of the read bound in cache); a partial last vector's from its slot.
+                for j in range(cut):
                     h = hit[j]
                     at[j] = k0 + h if h >= 0 else at[j]
+                for j in range(cut, w):
+                    h = hit[j + slots - w]
+                    at[j] = k0 + h if h >= 0 else at[j]
+                for j in range(slots):
                     hit[j] = -1
 
     def rows_across(blk, best, at, r0, r1, inner, last):

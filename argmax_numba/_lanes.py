@@ -24,7 +24,7 @@ from numba.extending import intrinsic, register_jitable
 
 from ._dtypes import KIND_INT
 from ._ir import (
-    ONE_REGISTER,
+    SPLIT_VECTOR,
     VECTOR_BYTES,
     equal_to,
     key_ir,
@@ -53,6 +53,7 @@ __all__ = [
     "lane_argmax",
     "lane_count",
     "lane_rows_update",
+    "lane_slots",
     "lane_span",
     "lanes_of",
 ]
@@ -83,8 +84,12 @@ FAR_ROW_BYTES = 4096
 # against one: (256, 256, 256) float32 1.73 -> 1.23, (256, 256, 1024) int8 1.75 -> 1.29,
 # (256, 256, 128) float64 1.48 -> 0.99, (k, 64, 128) float32 1.94 -> 1.18; rows of 192
 # bytes, (k, 64, 192) int8 1.93 -> 1.56; but rows of 128 bytes slower, (k, 64, 128) int8
-# 1.68 -> 1.97, (k, 64, 16) float64 1.17 -> 1.60). With AVX-512 (AMD Zen 5), groups read
-# (256, 256, 256) float32 at 1.0-1.2 of the read bound.
+# 1.68 -> 1.97, (k, 64, 16) float64 1.17 -> 1.60). The same where one register holds a
+# vector but its instructions run in halves (``SPLIT_VECTOR``: AMD Zen 4, 64 MiB along axis
+# 1, groups against one row: (256, 256, 128) float64 2.19 -> 1.43, (256, 256, 256)
+# float32 2.07 -> 1.43, (256, 256, 1024) int8 2.13 -> 1.58, (k, 100, 100) float64 2.28 ->
+# 1.40). With whole 512-bit units (AMD Zen 5), groups read (256, 256, 256) float32 at
+# 1.0-1.2 of the read bound.
 ALONG_ROW_BYTES = 192
 # ``lane_rows_update`` fetches near rows this many bytes on (at least the next group of rows):
 # where that is more than one group, rows under 1 KiB, it was faster than fetching the next
@@ -116,9 +121,21 @@ def fold_rows(row_bytes: int) -> int:
     """Rows a call of ``lane_rows_update`` should fold, for rows ``row_bytes`` apart."""
     if row_bytes >= FAR_ROW_BYTES:
         return FAR_FOLD_ROWS
-    if row_bytes >= ALONG_ROW_BYTES and not ONE_REGISTER:
+    if row_bytes >= ALONG_ROW_BYTES and SPLIT_VECTOR:
         return 1
     return FOLD_ROWS
+
+
+@register_jitable
+def lane_slots(width: int, lanes: int) -> int:
+    """Elements of ``best`` and ``hit`` that ``lane_rows_update`` uses for ``width``
+    columns, ``lanes`` to a vector: a partial last vector gets a whole one of its own.
+    Overlapping the vector before it, its maxima were read right after that vector's were
+    written for each row folded, which stalled the loads (64 MiB along axis 1 one row at a
+    time, AMD Zen 4, against the read bound: (k, 100, 100) int16 2.23 against 1.56 for
+    (k, 100, 96), (k, 100, 60) float32 1.85 against 1.34 for (k, 100, 64))."""
+    whole = width // lanes * lanes
+    return whole + lanes if whole < width else width
 
 
 def lanes_of(array_type) -> int:
@@ -470,16 +487,19 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
 
 @intrinsic(prefer_literal=True)
 def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0, kind, last):
-    """Fold ``nrows`` rows of ``width`` elements into running maxima ``best[:width]``
-    and their row numbers ``hit[:width]``, vector by vector.
+    """Fold ``nrows`` rows of ``width`` elements into running maxima in ``best`` and
+    their row numbers in ``hit``, vector by vector.
 
     Row ``r`` starts at flat index ``start + r * stride`` of the C-contiguous ``x`` and
     is numbered ``row0 + r`` (which must fit ``hit``'s integers); ``width`` is 0 or at
-    least ``lane_count(x)`` (not a multiple of it, the last vector overlaps the one
-    before it). A row replaces the running maximum where it is greater (``last`` = 1:
-    greater or equal). Each vector of ``best`` and ``hit`` is read and written once per
-    call, so callers pass as many rows as ``fold_rows`` says (``FOLD_ROWS``,
-    ``FAR_FOLD_ROWS`` or 1: the cases that are unrolled) where they can.
+    least ``lane_count(x)``. Where it is not a multiple of that, the last vector of
+    columns overlaps the one before it, and its maxima are kept apart, in a whole vector
+    of their own after the others: ``best`` and ``hit`` hold ``lane_slots`` elements,
+    column ``j`` of the last vector at ``j + lane_slots(width, lanes) - width``. A row
+    replaces the running maximum where it is greater (``last`` = 1: greater or equal).
+    Each vector of ``best`` and ``hit`` is read and written once per call, so callers
+    pass as many rows as ``fold_rows`` says (``FOLD_ROWS``, ``FAR_FOLD_ROWS`` or 1: the
+    cases that are unrolled) where they can.
     """
     for name, array in (("x", x), ("best", best), ("hit", hit)):
         if not (isinstance(array, types.Array) and array.layout == "C"):
@@ -519,13 +539,15 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             number = builder.add(args[7], r)
             fold_lanes(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
 
-        def fold_columns(index, rows):
-            # The rows' vector of columns from ``index`` on, into their running maxima:
-            # ``rows`` at once, unrolled, or (None) a plain loop over the rows, as for a
-            # partial last vector, whose lines the vector before it has just read (its own
-            # copy of the groups took 0.1 s more to compile).
-            best_at = builder.bitcast(builder.gep(data(5), [index]), vty.as_pointer())
-            hit_at = builder.bitcast(builder.gep(data(6), [index]), vty.as_pointer())
+        def fold_columns(index, rows, slot=None):
+            # The rows' vector of columns from ``index`` on, into their running maxima at
+            # ``slot`` (``index`` if None): ``rows`` at once, unrolled, or (None) a plain
+            # loop over the rows, as for a partial last vector, whose lines the vector
+            # before it has just read (its own copy of the groups took 0.1 s more to
+            # compile).
+            slot = index if slot is None else slot
+            best_at = builder.bitcast(builder.gep(data(5), [slot]), vty.as_pointer())
+            hit_at = builder.bitcast(builder.gep(data(6), [slot]), vty.as_pointer())
             builder.store(builder.load(best_at, align=bits // 8), top_ptr)
             builder.store(builder.load(hit_at, align=bits // 8), row_ptr)
             column = builder.gep(base, [index])
@@ -586,8 +608,9 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
                 fold(builder.mul(s, per_vector))
 
-        # The whole vectors, then a partial one as a whole one that ends at ``width``: it
-        # folds the same rows into some columns twice, which changes nothing. One row
+        # The whole vectors, then a partial one as a whole one that ends at ``width``, into
+        # a slot of its own (``lane_slots``), its rows in a plain loop (unrolled for a
+        # single row, it was no faster: (k, 100, 200) int8 1.69 either way). One row
         # (``fold_rows``) has a loop of its own, its vectors fetched ahead as a group's
         # (as a third choice in the loop for groups, (256, 256, 256) float32 along axis 1
         # took 1.39 of the read bound instead of 1.23 on AVX2); the groups keep theirs,
@@ -600,7 +623,7 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             with several:
                 vectors(by_group)
         with builder.if_then(partial, likely=False):
-            fold_columns(builder.sub(size, per_vector), None)
+            fold_columns(builder.sub(size, per_vector), None, builder.mul(whole, per_vector))
         return context.get_dummy_value()
 
     return signature, codegen
