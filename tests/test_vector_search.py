@@ -5,9 +5,11 @@ width), the last chunk masked; split rows start pieces at any offset; a row long
 one search call (RUN_BYTES) is searched in several calls whose results are merged, and
 within a call only the block of vectors that holds the maximum is searched; short rows
 are searched many at a time, one vector each. Along other axes, vectors of columns fold
-eight rows at a time into running maxima (four, for rows far apart in memory), the
-columns after the last whole vector one by one, and row numbers restart every stretch
-of rows that the elements' width holds.
+eight rows at a time into running maxima (four, for rows far apart in memory; one, for
+rows of 192 bytes to 4 KiB where a vector's instructions run in pieces), a run of
+columns that ends inside a vector ends with a vector overlapping the one before it, its
+running maxima kept apart, and row numbers restart every stretch of rows that the
+elements' width holds.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 
 import argmax_numba._api as api
 from argmax_numba import argmax
+from argmax_numba._ir import VECTOR_BYTES
 from argmax_numba._kernels import GROUP_TASKS, ROW_TASK_ELEMENTS, SHORT_ROW
 from argmax_numba._lanes import (
     BLOCK_CHUNKS,
@@ -361,6 +364,29 @@ def test_columns_far_apart(dtype, column_path):
                 np.testing.assert_array_equal(
                     argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last), err_msg=f"{n} rows"
                 )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_ending_inside_a_vector(dtype, column_path):
+    # Runs of columns one lane past a vector, a few lanes short of two, and rows of 192
+    # bytes or more (folded one at a time where a vector's instructions run in pieces).
+    # The last vector overlaps the one before it and keeps its running maxima apart: the
+    # maximum in the overlap, in the columns only it holds, and in the second stretch of
+    # row numbers (130 rows: 8-bit row numbers restart after 120).
+    lanes = VECTOR_BYTES // dtype.itemsize
+    top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
+    rng = np.random.default_rng(13)
+    for width in (lanes + 1, 2 * lanes - 3, max(3 * lanes + 7, 192 // dtype.itemsize + 1)):
+        x = rng.integers(0, 4, size=(2, 130, width)).astype(dtype)
+        x[0, 5, width - lanes] = top  # the first column of the last vector
+        x[0, 125, width - 1] = top  # only the last vector holds it
+        x[1, 121, width - lanes - 1] = top  # just before the last vector
+        x[1, 7, width - 2] = top
+        x[1, 128, width - 2] = top  # the same column, a later stretch
+        for last in (0, 1):
+            got = argmax(x, 1, 1, last)
+            np.testing.assert_array_equal(got, onnx_argmax(x, 1, 1, last), err_msg=str(width))
+            assert got[0, 0, width - 1] == 125 and got[1, 0, width - 2] == (128 if last else 7)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
