@@ -202,7 +202,7 @@ def _make_tasks(kind: int):
         # The running maxima: of the columns one at a time, or of the vectors, a partial
         # last one in a slot of its own from ``cut`` on (``lane_slots``).
         slots = lane_slots(wv, lane_count(x)) if wv else w
-        cut = wv // lane_count(x) * lane_count(x) if slots > w else w
+        cut = slots - lane_count(x) if slots > w else w
         best = key_vector(slots, x, kind)
         # Row numbers within a stretch of ``span`` rows fit the key's own width, so the
         # index update runs on vectors as wide as the data's; whole groups of rows.
