@@ -53,7 +53,7 @@ from ._calls import call_task, task_address, thread_count
 from ._candidates import choose, take_first, take_last
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
-from ._keys import key, key_vector, least_of, narrow_index, narrow_span
+from ._keys import index_span, key, key_vector, least_of, narrow_index, narrow_span
 from ._lanes import (
     FOLD_ROWS,
     fold_rows,
@@ -204,9 +204,10 @@ def _make_tasks(kind: int):
         slots = lane_slots(wv, lane_count(x)) if wv else w
         cut = slots - lane_count(x) if slots > w else w
         best = key_vector(slots, x, kind)
-        # Row numbers within a stretch of ``span`` rows fit the key's own width, so the
-        # index update runs on vectors as wide as the data's; whole groups of rows.
-        span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
+        # Row numbers within a stretch of ``span`` rows fit the key's own width (at most
+        # 16 bits: ``narrow_index``), so the index update runs on vectors no wider than
+        # the data's; whole groups of rows.
+        span = index_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(slots, x)
         itype = hit.dtype.type
         fold = fold_rows(inner * x.itemsize)
@@ -342,7 +343,7 @@ def _make_tasks(kind: int):
         width = m * inner  # lanes of a wide row, a whole number of vectors
         rows = n // m
         best = key_vector(width, x, kind)
-        span = narrow_span(x) // FOLD_ROWS * FOLD_ROWS
+        span = index_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(width, x)
         at = empty(width, np.int64)  # each lane's wide row
         fold = fold_rows(width * x.itemsize)

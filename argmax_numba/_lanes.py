@@ -519,8 +519,10 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             return context.make_array(sig.args[i])(context, builder, args[i]).data
 
         base = builder.gep(data(0), [first])
+        hit_bits = sig.args[6].dtype.bitwidth  # row numbers, at most as wide as the data
+        hit_vty = ir.VectorType(ir.IntType(hit_bits), lanes)
         top_ptr = cgutils.alloca_once(builder, vty)
-        row_ptr = cgutils.alloca_once(builder, vty)
+        row_ptr = cgutils.alloca_once(builder, hit_vty)
         zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
         per_vector = ir.Constant(i64, lanes)
         whole = builder.udiv(size, per_vector)
@@ -548,9 +550,9 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             # compile).
             slot = index if slot is None else slot
             best_at = builder.bitcast(builder.gep(data(5), [slot]), vty.as_pointer())
-            hit_at = builder.bitcast(builder.gep(data(6), [slot]), vty.as_pointer())
+            hit_at = builder.bitcast(builder.gep(data(6), [slot]), hit_vty.as_pointer())
             builder.store(builder.load(best_at, align=bits // 8), top_ptr)
-            builder.store(builder.load(hit_at, align=bits // 8), row_ptr)
+            builder.store(builder.load(hit_at, align=hit_bits // 8), row_ptr)
             column = builder.gep(base, [index])
 
             def row(r):
@@ -589,7 +591,7 @@ def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0,
             else:
                 group(rows)
             builder.store(builder.load(top_ptr), best_at, align=bits // 8)
-            builder.store(builder.load(row_ptr), hit_at, align=bits // 8)
+            builder.store(builder.load(row_ptr), hit_at, align=hit_bits // 8)
 
         def is_group(rows: int):
             return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))

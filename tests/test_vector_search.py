@@ -9,7 +9,7 @@ eight rows at a time into running maxima (four, for rows far apart in memory; on
 rows of 192 bytes to 4 KiB where a vector's instructions run in pieces), a run of
 columns that ends inside a vector ends with a vector overlapping the one before it, its
 running maxima kept apart, and row numbers restart every stretch of rows that the
-elements' width holds.
+elements' width (at most 16 bits) holds.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import argmax_numba._api as api
 from argmax_numba import argmax
 from argmax_numba._ir import VECTOR_BYTES
 from argmax_numba._kernels import GROUP_TASKS, ROW_TASK_ELEMENTS, SHORT_ROW
+from argmax_numba._keys import INDEX_BITS
 from argmax_numba._lanes import (
     BLOCK_CHUNKS,
     FAR_FOLD_ROWS,
@@ -55,9 +56,6 @@ def test_rows_of_every_length(dtype, kernel_path):
         for special in (0.0, 0.02, 0.3):  # ties among small integers; rare or common maxima
             x = random_tensor(dtype, (3, n), rng, special=special)
             _rows_match_onnx(x, f"n={n} {special}")
-
-
-NARROW = [np.int8, np.uint8, np.int16, np.uint16, np.float16, ml_dtypes.bfloat16]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -538,18 +536,19 @@ def test_column_blocks_shared_evenly(threads, monkeypatch):
             np.testing.assert_array_equal(argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last))
 
 
-STRETCH_CASES = [(np.dtype(t), 300) for t in NARROW] + [
-    (np.dtype(t), FAR_ROW_BYTES + 64) for t in NARROW if np.dtype(t).itemsize == 1
+STRETCH_CASES = [(np.dtype(t), 300) for t in DTYPES] + [
+    (np.dtype(t), FAR_ROW_BYTES + 64) for t in (np.int8, np.uint8, np.float32)
 ]
 
 
 @pytest.mark.parametrize(("dtype", "row_bytes"), STRETCH_CASES, ids=str)
 def test_columns_longer_than_one_stretch(dtype, row_bytes):
-    # Row numbers are kept as wide as the elements, in stretches of whole groups of
-    # FOLD_ROWS rows: 120 rows per stretch for 8-bit types, 32,760 for 16-bit ones. Rows
-    # of 300 bytes are wide enough for the column kernel, not the narrow one; rows
-    # FAR_ROW_BYTES apart are folded fewer at a time.
-    span = np.iinfo(np.dtype(f"i{dtype.itemsize}")).max // FOLD_ROWS * FOLD_ROWS
+    # Row numbers are kept as wide as the elements, at most INDEX_BITS, in stretches of
+    # whole groups of FOLD_ROWS rows: 120 rows per stretch for 8-bit types, 32,760 for
+    # wider ones. Rows of 300 bytes are wide enough for the column kernel, not the narrow
+    # one; rows FAR_ROW_BYTES apart are folded fewer at a time.
+    bits = min(8 * dtype.itemsize, INDEX_BITS)
+    span = (2 ** (bits - 1) - 1) // FOLD_ROWS * FOLD_ROWS
     inner = row_bytes // dtype.itemsize
     rng = np.random.default_rng(10)
     x = rng.integers(0, 4, size=(span + 40, inner)).astype(dtype)
