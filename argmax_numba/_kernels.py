@@ -204,9 +204,9 @@ def _make_tasks(kind: int):
         slots = lane_slots(wv, lane_count(x)) if wv else w
         cut = slots - lane_count(x) if slots > w else w
         best = key_vector(slots, x, kind)
-        # Row numbers within a stretch of ``span`` rows fit the key's own width (at most
-        # 16 bits: ``narrow_index``), so the index update runs on vectors no wider than
-        # the data's; whole groups of rows.
+        # Row numbers within a stretch of ``span`` rows fit ``narrow_index``'s integers
+        # (the data's width, at most 16 bits), so the index update runs on vectors no
+        # wider than the data's; whole groups of rows.
         span = index_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(slots, x)
         itype = hit.dtype.type
