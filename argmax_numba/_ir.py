@@ -11,7 +11,6 @@ from ._dtypes import KIND_INT
 from ._keys import float_key_ir
 
 __all__ = [
-    "ONE_REGISTER",
     "SPLIT_VECTOR",
     "VECTOR_BYTES",
     "equal_to",
@@ -123,14 +122,14 @@ def _target() -> tuple[str, list[str]]:
 _CPU, _FEATURES = _target()
 # Whether a vector of VECTOR_BYTES is one register (x86-64 with AVX-512): LLVM splits it
 # into smaller ones elsewhere.
-ONE_REGISTER = "+avx512f" in _FEATURES
+_ONE_REGISTER = "+avx512f" in _FEATURES
 # Whether a vector of VECTOR_BYTES goes through the vector units in more than one piece:
 # two registers, or one whose instructions run as two 256-bit halves (AMD Zen 4, which
 # also loads and stores 256 bits at a time).
-SPLIT_VECTOR = not ONE_REGISTER or _CPU == "znver4"
+SPLIT_VECTOR = not _ONE_REGISTER or _CPU == "znver4"
 # Whether ``loaded`` needs its barrier: on AMD Zen processors with AVX-512. Elsewhere
 # the barrier is left out, as its register constraint would not allow a split vector.
-_BARRIER = ONE_REGISTER and _CPU.startswith("znver")
+_BARRIER = _ONE_REGISTER and _CPU.startswith("znver")
 
 
 def loaded(builder, value: ir.Value) -> ir.Value:

@@ -44,7 +44,6 @@ __all__ = [
     "FAR_ROW_BYTES",
     "FOLD_AHEAD_BYTES",
     "FOLD_ROWS",
-    "PREFETCH",
     "RUN_BYTES",
     "VECTOR_BYTES",
     "constants_of",
@@ -65,15 +64,12 @@ RUN_BYTES = 1 << 14
 # cache, against the read bound: int8 rows of 16 KiB 1.71 -> 1.19, float32 rows of 32
 # KiB 1.47 -> 1.23, float32 rows of 4 KiB 1.80 -> 1.70; rows of one block as before).
 BLOCK_CHUNKS = 16
-# Chunks ahead of the one read that the row groups fetch (``_row_groups``): 8 KiB. Measured
-# on 64 MiB in rows of 512 bytes to 64 KiB: 1.05-1.2 of the read bound, against 1.2-1.4
-# without. ``lane_argmax``, left with rows longer than that (``CHUNK_ROW_BYTES``) and
-# pieces of them, leaves them to the hardware's stream detection: fetching ahead there
-# made them slower (64 MiB, AMD Zen 4, against the read bound, one process each, 9
-# interleaved rounds: (1, 16777216) float64 1.17 -> 1.01, float32 1.25 -> 1.08,
-# (k, 262144) float32 1.35 -> 1.15, (4, 2097152) float64 1.20 -> 1.06, (1, 16777216)
-# bfloat16 1.62 -> 1.39).
-PREFETCH = 128
+# ``lane_argmax`` does not fetch ahead: its rows, longer than ``CHUNK_ROW_BYTES``, and
+# pieces of them are left to the hardware's stream detection, as fetching 8 KiB ahead made
+# them slower (64 MiB, AMD Zen 4, against the read bound, one process each, 9 interleaved
+# rounds: (1, 16777216) float64 1.17 -> 1.01, float32 1.25 -> 1.08, (k, 262144) float32
+# 1.35 -> 1.15, (4, 2097152) float64 1.20 -> 1.06, (1, 16777216) bfloat16 1.62 -> 1.39).
+
 # Rows per call of ``lane_rows_update`` that it unrolls (measured on float64 columns of
 # 1 KiB: 2x faster than a loop over the rows) ...
 FOLD_ROWS = 8
