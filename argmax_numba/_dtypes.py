@@ -3,11 +3,16 @@
 Integers are compared as they are. Floating-point types are compared through an
 order-preserving signed-integer key of their bits (see ``_keys``). float16 and
 bfloat16, which numba cannot load as floats, reach the kernel as int16 views.
+
+bfloat16 is ``ml_dtypes.bfloat16``, looked up only once a dtype is not found among the
+others: importing ml_dtypes 0.7 took 0.8 s (mostly in numpy registering its ufunc loops),
+and an array of it can only exist once ml_dtypes has been imported.
 """
 
 from __future__ import annotations
 
-import ml_dtypes
+import sys
+
 import numpy as np
 
 __all__ = [
@@ -27,19 +32,29 @@ KIND_BF16 = 2
 KIND_F32 = 3
 KIND_F64 = 4
 
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-
-# dtype -> (key kind, dtype of the view the kernel reads)
+# dtype -> (key kind, dtype of the view the kernel reads); bfloat16 joins on first use.
 KINDS: dict[np.dtype, tuple[int, np.dtype]] = {
     np.dtype(np.float64): (KIND_F64, np.dtype(np.float64)),
     np.dtype(np.float32): (KIND_F32, np.dtype(np.float32)),
     np.dtype(np.float16): (KIND_F16, np.dtype(np.int16)),
-    BFLOAT16: (KIND_BF16, np.dtype(np.int16)),
 }
 for _t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
     KINDS[np.dtype(_t)] = (KIND_INT, np.dtype(_t))
 
-SUPPORTED: tuple[str, ...] = tuple(str(d) for d in KINDS)
+SUPPORTED: tuple[str, ...] = (
+    *("float64", "float32", "float16", "bfloat16"),
+    *("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
+)
+
+
+def _add_bfloat16() -> bool:
+    """Put bfloat16 into ``KINDS`` if ml_dtypes is loaded; whether it is there now."""
+    ml_dtypes = sys.modules.get("ml_dtypes")
+    bfloat16 = getattr(ml_dtypes, "bfloat16", None)
+    if bfloat16 is None:
+        return False
+    KINDS[np.dtype(bfloat16)] = (KIND_BF16, np.dtype(np.int16))
+    return True
 
 
 def kernel_view(dtype: np.dtype) -> tuple[int, np.dtype]:
@@ -50,7 +65,8 @@ def kernel_view(dtype: np.dtype) -> tuple[int, np.dtype]:
     try:
         return KINDS[dtype]
     except KeyError:
-        pass
+        if dtype.name == "bfloat16" and _add_bfloat16() and dtype in KINDS:
+            return KINDS[dtype]
     except TypeError:  # unhashable oddities
         pass
     raise TypeError(
