@@ -220,9 +220,11 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     return COLS, block, 0
 
 
-def _choose(kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool) -> tuple:
+def _choose(
+    kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool, last: int
+) -> tuple:
     """The driver for ``view`` seen as ``(outer, n, inner)``, the shapes of its input and
-    output, and its extra arguments (the last is its task's address)."""
+    output, and its extra arguments (the last is the address of its task for ``last``)."""
     k = KERNELS[(kind, parallel)]
     which, p1, p2 = plan(outer, n, inner, view.itemsize, numba.get_num_threads() if parallel else 1)
     if which == ROWS:
@@ -234,8 +236,8 @@ def _choose(kind: int, view: np.ndarray, outer: int, n: int, inner: int, paralle
     else:
         kernel, extra = k.narrow, (p1, p2)
     writeable = view.flags.writeable
-    extra += tuple(getattr(k, h).address(view.dtype, writeable) for h in kernel.helpers)
-    where = kernel.address(view.dtype, writeable)
+    extra += tuple(getattr(k, h).address(view.dtype, writeable, last) for h in kernel.helpers)
+    where = kernel.address(view.dtype, writeable, last)
     if kernel.ndim == 2:
         return kernel.driver, (outer, n), (outer,), (*extra, where)
     return kernel.driver, (outer, n, inner), (outer, inner), (*extra, where)
@@ -248,7 +250,7 @@ def _run(
     the flat int64 ``out`` of ``outer * inner`` elements. Returns what ``_choose`` chose
     where that was a serial kernel (a plan to remember), else None."""
     parallel = not serial(outer, n, inner, view.itemsize) and _threading.parallel_allowed()
-    chosen = _choose(kind, view, outer, n, inner, parallel)
+    chosen = _choose(kind, view, outer, n, inner, parallel, last)
     fn, in_shape, out_shape, extra = chosen
     args = (view.reshape(in_shape), out.reshape(out_shape), last, *extra)
     lock = _threading.layer_lock() if parallel else None

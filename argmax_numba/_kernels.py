@@ -30,7 +30,11 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   split into ``nsplit`` ranges per outer index so that every core has work. Its task
   runs ``col_task`` on each range, at the address ``lane_where``.
 
-``last`` selects the last occurrence of the maximum instead of the first.
+``last`` selects the last occurrence of the maximum instead of the first. Each task is
+compiled for one value of it, a constant of its code (the drivers take it at run time
+and call the task compiled for it): a first call compiles half the searches, and the
+first call of a float32 row layout took 1.84 -> 1.57 s on an Intel Xeon (Emerald
+Rapids).
 
 The work of one task is a serial function, compiled once per dtype; a driver runs the
 tasks, with ``prange`` for large inputs or a plain loop for small ones (and in processes
@@ -85,11 +89,11 @@ SHORT_ROW = 8
 _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
 
 
-# --- the work of one task, per key kind --------------------------------------------------
+# --- the work of one task, per key kind and ``last`` ------------------------------------
 
 
-def _make_tasks(kind: int):
-    def row_search(x, o, start, stop, last):
+def _make_tasks(kind: int, last: int):
+    def row_search(x, o, start, stop):
         # The maximum key of ``x[o, start:stop]`` and its position, searched with
         # vectors a run at a time (inlined into the tasks: a call per row of a few
         # hundred bytes cost 3 ns of 5-15).
@@ -107,7 +111,7 @@ def _make_tasks(kind: int):
                 at = s + p
         return best, at
 
-    def fixed_rows(x, out, lo, hi, n, last):
+    def fixed_rows(x, out, lo, hi, n):
         # Rows lo..hi of a constant length ``n`` (inlined where ``n`` is a literal, so
         # that LLVM unrolls the row and vectorises across rows). Views that start at row
         # lo, so that indices are known not to be negative (numba would otherwise wrap
@@ -127,7 +131,7 @@ def _make_tasks(kind: int):
                     best, at = take_first(best, at, key(flat[o * n + j], kind), j)
                 dst[o] = at
 
-    def rows_task(x, out, t, per, last):
+    def rows_task(x, out, t, per):
         outer, n = x.shape
         lo, hi = t * per, min((t + 1) * per, outer)
         if n * x.itemsize <= CHUNK_ROW_BYTES:
@@ -151,45 +155,42 @@ def _make_tasks(kind: int):
                     group_argmax(x, lo + g * group, out, kind, last, 1)
             lo += groups * group
         for o in range(lo, hi):
-            out[o] = search(x, o, 0, n, last)[1]
+            out[o] = search(x, o, 0, n)[1]
 
-    def short_rows_task(x, out, t, per, last):
+    def short_rows_task(x, out, t, per):
         # Rows of ROW_LENGTH elements, a constant bound per length: each length has its
         # own loop (measured 5x faster than a loop over a run-time length on (n, 4)
         # float32) and its own driver, so that a first call compiles only its length.
         lo, hi = t * per, min((t + 1) * per, x.shape[0])
-        fixed(x, out, lo, hi, ROW_LENGTH, last)
+        fixed(x, out, lo, hi, ROW_LENGTH)
 
-    def short_any_task(x, out, t, per, last):
+    def short_any_task(x, out, t, per):
         # Every short length in one task, for compiled callers: a compiled caller must
         # have every length ready before it runs (``_task_table``), and one task with a
         # branch per length compiles faster than seven.
         lo, hi = t * per, min((t + 1) * per, x.shape[0])
         n = x.shape[1]
         if n == 2:
-            fixed(x, out, lo, hi, 2, last)
+            fixed(x, out, lo, hi, 2)
         elif n == 3:
-            fixed(x, out, lo, hi, 3, last)
+            fixed(x, out, lo, hi, 3)
         elif n == 4:
-            fixed(x, out, lo, hi, 4, last)
+            fixed(x, out, lo, hi, 4)
         elif n == 5:
-            fixed(x, out, lo, hi, 5, last)
+            fixed(x, out, lo, hi, 5)
         elif n == 6:
-            fixed(x, out, lo, hi, 6, last)
+            fixed(x, out, lo, hi, 6)
         elif n == 7:
-            fixed(x, out, lo, hi, 7, last)
+            fixed(x, out, lo, hi, 7)
         else:
-            fixed(x, out, lo, hi, SHORT_ROW, last)
+            fixed(x, out, lo, hi, SHORT_ROW)
 
-    def row_piece_task(x, part_key, part_at, t, nchunks, chunk, last):
+    def row_piece_task(x, part_key, part_at, t, nchunks, chunk):
         o = t // nchunks
         start = (t - o * nchunks) * chunk
-        part_key[t], part_at[t] = search(x, o, start, min(start + chunk, x.shape[1]), last)
+        part_key[t], part_at[t] = search(x, o, start, min(start + chunk, x.shape[1]))
 
-    def row_parts(x, nparts):
-        return key_vector(nparts, x, kind), empty(nparts, np.int64)
-
-    def col_task(x, out, t, nblocks, block, last):
+    def col_task(x, out, t, nblocks, block):
         outer, n, inner = x.shape
         per = block // inner if nblocks == 1 else 1  # whole blocks x[o] (``cols``)
         o0 = t // nblocks * per
@@ -259,7 +260,7 @@ def _make_tasks(kind: int):
                 for j in range(slots):
                     hit[j] = -1
 
-    def rows_across(blk, best, at, r0, r1, inner, last):
+    def rows_across(blk, best, at, r0, r1, inner):
         # Rows r0..r1 of the block ``blk`` (rows of ``inner`` elements) taken into the
         # running maxima ``best`` and row numbers ``at`` of its columns, a row at a time:
         # loops across the columns, which LLVM vectorises.
@@ -272,7 +273,7 @@ def _make_tasks(kind: int):
                 for c in range(inner):
                     best[c], at[c] = take_first(best[c], at[c], key(src[c], kind), r)
 
-    def each_task(x, out, t, nblocks, block, last):
+    def each_task(x, out, t, nblocks, block):
         # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1), too
         # short for ``side_task``: gathered, or, for the blocks left over, each column of
         # each block on its own, with no scratch but a row of keys. (A task of its own: in
@@ -316,7 +317,7 @@ def _make_tasks(kind: int):
                 for j in range(inner):
                     best[j] = key(blk[j], kind)
                     at[j] = 0
-                across(blk, best, at, 1, n, inner, last)
+                across(blk, best, at, 1, n, inner)
             else:
                 # ... but column by column where there are too few columns for a vector
                 # ((k, 3, 4) float32 5.5 against 14 ms row by row).
@@ -330,7 +331,7 @@ def _make_tasks(kind: int):
                             b, a = take_first(b, a, v, k)
                     at[j] = a
 
-    def side_task(x, out, t, nblocks, block, last):
+    def side_task(x, out, t, nblocks, block):
         # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1):
         # ``m`` consecutive rows side by side make one wide row of whole vectors, folded
         # as ``col_task`` folds rows; then the m lanes of each column are merged, and the
@@ -358,7 +359,7 @@ def _make_tasks(kind: int):
                     side_block(x, first, rows, inner, best, at, kind, 1)
                 else:
                     side_block(x, first, rows, inner, best, at, kind, 0)
-                across(blk, best, at, rows * m, n, inner, last)
+                across(blk, best, at, rows * m, n, inner)
                 for c in range(inner):
                     out[o, c] = at[c]
             return
@@ -398,11 +399,11 @@ def _make_tasks(kind: int):
                         r = at[i * inner + c] * m + i
                         wins = (k > top) | ((k == top) & (r < row))
                         best[c], at[c] = choose(wins, k, top), choose(wins, r, row)
-            across(blk, best, at, rows * m, n, inner, last)
+            across(blk, best, at, rows * m, n, inner)
             for c in range(inner):
                 out[o, c] = at[c]
 
-    def narrow_task(x, part_key, part_at, t, nsplit, per, m, last, lane_where):
+    def narrow_task(x, part_key, part_at, t, nsplit, per, m, lane_where):
         # Rows r0..r1 of ``x[o]``, a few columns wide: ``m`` consecutive rows side by side
         # form one wide row of lanes for ``col_task`` (at ``lane_where``: called by name,
         # it would be linked in and optimised again, about 1 s of a first call); then the
@@ -423,7 +424,7 @@ def _make_tasks(kind: int):
             lanes = m * inner
             wide = c_view(flat, r0 * inner, (1, groups, lanes))
             group_of = c_view(empty(lanes, np.int64), 0, (1, lanes))
-            call_task(lane_where, (wide, group_of, np.int64(0), np.int64(1), lanes, last))
+            call_task(lane_where, (wide, group_of, np.int64(0), np.int64(1), lanes))
             for q in range(lanes):
                 c = q % inner
                 r = r0 + group_of[0, q] * m + q // inner
@@ -438,6 +439,34 @@ def _make_tasks(kind: int):
                 if k > best_key[c] or (last and k == best_key[c]):
                     best_key[c] = k
                     best_row[c] = r
+
+    tasks = {}
+    tag = f"k{kind}_l{last}"
+    across_fn = _compile(rows_across, f"rows_across_{tag}", {}, inline="always")
+    for fn in (col_task, side_task, each_task):
+        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_{tag}", {"across": across_fn})
+    # Tasks that call other tasks reach them as globals bound here. (No local variable of
+    # this function may share a global's name: the tasks would hold it as a closure
+    # cell, which numba's cache key pickles, and they would never be found in the cache.)
+    fixed_fn = _compile(fixed_rows, f"fixed_rows_{tag}", {}, inline="always")
+    search_fn = _compile(row_search, f"row_search_{tag}", {}, inline="always")
+    bound = {"search": search_fn, "fixed": fixed_fn}
+    for fn in (rows_task, short_any_task, row_piece_task, narrow_task):
+        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_{tag}", bound)
+    for m in range(2, SHORT_ROW + 1):
+        length = {"fixed": fixed_fn, "ROW_LENGTH": m}
+        tasks[f"short_rows_task{m}"] = _compile(
+            short_rows_task, f"short_rows{m}_task_{tag}", length
+        )
+    return tasks
+
+
+def _make_parts(kind: int) -> dict:
+    """The drivers' helpers for tasks that write candidates (``row_pieces``, ``narrow``):
+    their arrays, and the merge of each output's candidates, for either ``last``."""
+
+    def row_parts(x, nparts):
+        return key_vector(nparts, x, kind), empty(nparts, np.int64)
 
     def merge_parts(out, part_key, part_at, nsplit, last):
         # Task results in (outer, nsplit, inner) order: each output takes the best of its
@@ -455,29 +484,13 @@ def _make_tasks(kind: int):
                         at = part_at[first + s * inner]
                 out[o, c] = at
 
-    tasks = {}
-    across_fn = _compile(rows_across, f"rows_across_k{kind}", {}, inline="always")
-    for fn in (col_task, side_task, each_task):
-        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {"across": across_fn})
     # Inlined into the drivers that call them by name: compiled apart, each was compiled
     # once and then again inside every driver (first call of one long row split between
     # the cores 1.45-1.48 -> 1.27-1.30 s, of a ``narrow`` layout 2.03-2.16 -> 1.92-1.98 s).
-    for fn in (row_parts, merge_parts):
-        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", {}, inline="always")
-    # Tasks that call other tasks reach them as globals bound here. (No local variable of
-    # this function may share a global's name: the tasks would hold it as a closure
-    # cell, which numba's cache key pickles, and they would never be found in the cache.)
-    fixed_fn = _compile(fixed_rows, f"fixed_rows_k{kind}", {}, inline="always")
-    search_fn = _compile(row_search, f"row_search_k{kind}", {}, inline="always")
-    bound = {"search": search_fn, "fixed": fixed_fn}
-    for fn in (rows_task, short_any_task, row_piece_task, narrow_task):
-        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_k{kind}", bound)
-    for m in range(2, SHORT_ROW + 1):
-        length = {"fixed": fixed_fn, "ROW_LENGTH": m}
-        tasks[f"short_rows_task{m}"] = _compile(
-            short_rows_task, f"short_rows{m}_task_k{kind}", length
-        )
-    return tasks
+    return {
+        fn.__name__: _compile(fn, f"{fn.__name__}_k{kind}", {}, inline="always")
+        for fn in (row_parts, merge_parts)
+    }
 
 
 def _compile(
@@ -517,7 +530,7 @@ def rows(x, out, last, where):
     # ``np.int64(t)``: a task is called with the types ``Kernel.task_types`` names, and
     # prange counts unsigned.
     for t in prange((outer + per - 1) // per):
-        call_task(where, (x, out, np.int64(t), per, last))
+        call_task(where, (x, out, np.int64(t), per))
 
 
 def row_pieces(x, out, last, nchunks, where):
@@ -526,7 +539,7 @@ def row_pieces(x, out, last, nchunks, where):
     nchunks = (n + chunk - 1) // chunk
     part_key, part_at = row_parts(x, outer * nchunks)
     for t in prange(outer * nchunks):
-        call_task(where, (x, part_key, part_at, np.int64(t), nchunks, chunk, last))
+        call_task(where, (x, part_key, part_at, np.int64(t), nchunks, chunk))
     merge_parts(c_view(out, 0, (outer, 1)), part_key, part_at, nchunks, last)
 
 
@@ -535,7 +548,7 @@ def cols(x, out, last, block, where):
     nblocks = (inner + block - 1) // block
     per = block // inner if nblocks == 1 else 1  # whole blocks x[o] to a task
     for t in prange((outer + per - 1) // per * nblocks):
-        call_task(where, (x, out, np.int64(t), nblocks, block, last))
+        call_task(where, (x, out, np.int64(t), nblocks, block))
 
 
 def narrow(x, out, last, m, nsplit, lane_where, where):
@@ -546,23 +559,24 @@ def narrow(x, out, last, m, nsplit, lane_where, where):
     ntasks = outer * nsplit
     part_key, part_at = row_parts(x, ntasks * inner)
     for t in prange(ntasks):
-        call_task(where, (x, part_key, part_at, np.int64(t), nsplit, per, m, last, lane_where))
+        call_task(where, (x, part_key, part_at, np.int64(t), nsplit, per, m, lane_where))
     merge_parts(out, part_key, part_at, nsplit, last)
 
 
 class Kernel(NamedTuple):
-    """A driver, ``driver(x, out, last, *extra, where)``, and the task it runs. The last
-    ``len(helpers)`` of ``extra`` are the addresses of the tasks of the kernels named in
-    ``helpers``, which the task calls for the same dtype."""
+    """A driver, ``driver(x, out, last, *extra, where)``, and the task it runs, one for
+    each ``last`` (0 or 1). The last ``len(helpers)`` of ``extra`` are the addresses of
+    the tasks of the kernels named in ``helpers``, which the task calls for the same
+    dtype and ``last``."""
 
     driver: Any
-    task: Any
+    tasks: tuple[Any, Any]  # for ``last`` 0 and 1
     kind: int
     ndim: int  # of ``x``: 2 (rows) or 3 (columns); ``out`` has one less
     parts: bool  # whether the task writes per-task candidates (``row_parts``)
     ints: int  # the task's integer arguments, after its arrays
     extra: int  # the driver's integer arguments between ``last`` and ``where``
-    addresses: dict  # (dtype, writeable) -> the task's address, once compiled
+    addresses: dict  # (dtype, writeable, last) -> the task's address, once compiled
     helpers: tuple[str, ...] = ()  # fields of ``Kernels``
 
     def task_types(self, dtype: np.dtype, writeable: bool) -> tuple:
@@ -582,12 +596,13 @@ class Kernel(NamedTuple):
         out_type = types.Array(types.int64, self.ndim - 1, "C")
         return (x_type, out_type) + (types.int64,) * (self.extra + 2)
 
-    def address(self, dtype: np.dtype, writeable: bool) -> int:
-        """``where`` for inputs of ``dtype``: the address of the task compiled for them."""
-        where = self.addresses.get((dtype, writeable))
+    def address(self, dtype: np.dtype, writeable: bool, last: int) -> int:
+        """``where`` for inputs of ``dtype``: the address of the task compiled for them
+        and ``last``."""
+        where = self.addresses.get((dtype, writeable, last))
         if where is None:
-            where = task_address(self.task, self.task_types(dtype, writeable))
-            self.addresses[(dtype, writeable)] = where
+            where = task_address(self.tasks[last], self.task_types(dtype, writeable))
+            self.addresses[(dtype, writeable, last)] = where
         return where
 
     def driver_address(self, dtype: np.dtype, writeable: bool) -> int:
@@ -610,30 +625,36 @@ class Kernels(NamedTuple):
 
 
 def _build(kind: int, parallel: bool) -> Kernels:
-    tasks = _TASKS[kind]
+    tasks = (_TASKS[(kind, 0)], _TASKS[(kind, 1)])
     mode = "par" if parallel else "ser"
 
     def kernel(fn, task: str, ndim, parts, ints, extra, name="", helpers=()) -> Kernel:
-        driver = _compile(fn, f"{name or fn.__name__}_k{kind}_{mode}", tasks, parallel, driver=True)
-        return Kernel(driver, tasks[task], kind, ndim, parts, ints, extra, {}, helpers)
+        name = f"{name or fn.__name__}_k{kind}_{mode}"
+        driver = _compile(fn, name, _PARTS[kind], parallel, driver=True)
+        pair = (tasks[0][task], tasks[1][task])
+        return Kernel(driver, pair, kind, ndim, parts, ints, extra, {}, helpers)
 
     return Kernels(
-        kernel(rows, "rows_task", 2, False, 3, 0),
-        kernel(row_pieces, "row_piece_task", 2, True, 4, 1),
+        kernel(rows, "rows_task", 2, False, 2, 0),
+        kernel(row_pieces, "row_piece_task", 2, True, 3, 1),
         tuple(
-            kernel(rows, f"short_rows_task{m}", 2, False, 3, 0, f"short_rows{m}")
+            kernel(rows, f"short_rows_task{m}", 2, False, 2, 0, f"short_rows{m}")
             for m in range(2, SHORT_ROW + 1)
         ),
-        kernel(rows, "short_any_task", 2, False, 3, 0, "short_any"),
-        kernel(cols, "col_task", 3, False, 4, 1),
-        kernel(narrow, "narrow_task", 3, True, 6, 3, helpers=("cols",)),
-        kernel(cols, "side_task", 3, False, 4, 1, "side_cols"),
-        kernel(cols, "each_task", 3, False, 4, 1, "each_cols"),
+        kernel(rows, "short_any_task", 2, False, 2, 0, "short_any"),
+        kernel(cols, "col_task", 3, False, 3, 1),
+        kernel(narrow, "narrow_task", 3, True, 5, 3, helpers=("cols",)),
+        kernel(cols, "side_task", 3, False, 3, 1, "side_cols"),
+        kernel(cols, "each_task", 3, False, 3, 1, "each_cols"),
     )
 
 
-_TASKS = {k: _make_tasks(k) for k in (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)}
+_KINDS = (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)
+# Tasks for each ``last``: the value is a constant of their code, so a first call
+# compiles the search for the first occurrence only, or for the last only.
+_TASKS = {(k, last): _make_tasks(k, last) for k in _KINDS for last in (0, 1)}
+_PARTS = {k: _make_parts(k) for k in _KINDS}
 KERNELS: dict[tuple[int, bool], Kernels] = {
-    (k, p): _build(k, p) for k in _TASKS for p in (True, False)
+    (k, p): _build(k, p) for k in _KINDS for p in (True, False)
 }
 """The kernels of ``argmax``, keyed by (key kind, parallel)."""

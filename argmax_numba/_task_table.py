@@ -5,10 +5,11 @@ call their task, all through addresses (``_calls``): code called by name would b
 linked into every user's function and optimised again there, seconds of its first
 compile. An address is only valid in the process that compiled the code, so users'
 code does not hold one. It reads it from a table under a fixed symbol name, at a slot
-that depends only on (kernel, key kind, dtype, writeable, role). ``run_kernel``
-fills the slots when the user's code is compiled and puts the fill in the code's
-reload list, which numba runs whenever it loads that code from its disk cache, before
-the code can run.
+that depends only on (kernel, key kind, dtype, writeable, role): the serial driver,
+the parallel one, or the task for one value of ``last``. ``run_kernel`` fills the
+slots when the user's code is compiled and puts the fill in the code's reload list,
+which numba runs whenever it loads that code from its disk cache, before the code can
+run.
 
 The symbol carries the table's layout version: code compiled against one layout must
 not read another, so any change to the slots, the kernels or their argument types
@@ -37,7 +38,7 @@ from ._kernels import KERNELS
 
 __all__ = ["KERNEL_NAMES", "TABLE_SYMBOL", "fill", "run_kernel"]
 
-TABLE_SYMBOL = "argmax_numba_task_table_v3"
+TABLE_SYMBOL = "argmax_numba_task_table_v4"
 # The kernels (fields of ``Kernels``) that compiled code runs, and the dtypes of the
 # views they read.
 KERNEL_NAMES = ("rows", "row_pieces", "short_any", "cols", "narrow", "side_cols", "each_cols")
@@ -47,9 +48,10 @@ _VIEWS = tuple(
     + ("float32", "float64")
 )
 _KINDS = range(KIND_INT, KIND_F64 + 1)
-# Roles: the task, the serial driver, the parallel driver.
-TASK, SERIAL, PARALLEL = range(3)
-_SLOTS = len(KERNEL_NAMES) * len(_KINDS) * len(_VIEWS) * 2 * 3
+# Roles: the task for ``last`` 0, for ``last`` 1, the serial driver, the parallel driver.
+TASK_FIRST, TASK_LAST, SERIAL, PARALLEL = range(4)
+_ROLES = 4
+_SLOTS = len(KERNEL_NAMES) * len(_KINDS) * len(_VIEWS) * 2 * _ROLES
 
 _TABLE = (ctypes.c_uint64 * _SLOTS)()
 llvm.add_symbol(TABLE_SYMBOL, ctypes.addressof(_TABLE))
@@ -59,7 +61,7 @@ def _slot(name: str, kind: int, dtype: np.dtype, writeable: bool, role: int) -> 
     slot = KERNEL_NAMES.index(name)
     slot = slot * len(_KINDS) + _KINDS.index(kind)
     slot = slot * len(_VIEWS) + _VIEWS.index(dtype)
-    return (slot * 2 + writeable) * 3 + role
+    return (slot * 2 + writeable) * _ROLES + role
 
 
 # The table that code read before its reload list recorded one.
@@ -69,9 +71,10 @@ _UNRECORDED_SYMBOL = "argmax_numba_task_table_v3"
 def fill(
     name: str, kind: int, dtype: str, writeable: bool, symbol: str = _UNRECORDED_SYMBOL
 ) -> None:
-    """Compile (or load from the disk cache) kernel ``name``'s task and drivers for views
-    of ``dtype``, and put their addresses in the table ``symbol``, which the code that
-    needs them reads: a RuntimeError where that is not this version's table."""
+    """Compile (or load from the disk cache) kernel ``name``'s tasks (for both values of
+    ``last``, which compiled code may choose at run time) and drivers for views of
+    ``dtype``, and put their addresses in the table ``symbol``, which the code that needs
+    them reads: a RuntimeError where that is not this version's table."""
     if symbol != TABLE_SYMBOL:
         raise RuntimeError(
             f"argmax: this compiled function was cached by another version of argmax-numba"
@@ -83,10 +86,12 @@ def fill(
     for role, parallel in ((SERIAL, False), (PARALLEL, True)):
         kernel = getattr(KERNELS[(kind, parallel)], name)
         _TABLE[_slot(name, kind, view, writeable, role)] = kernel.driver_address(view, writeable)
-    task = getattr(KERNELS[(kind, False)], name)  # serial and parallel share the task
-    for task_name in (name, *task.helpers):  # and the tasks it calls
+    task = getattr(KERNELS[(kind, False)], name)  # serial and parallel share the tasks
+    for task_name in (name, *task.helpers):  # and the tasks they call
         helper = getattr(KERNELS[(kind, False)], task_name)
-        _TABLE[_slot(task_name, kind, view, writeable, TASK)] = helper.address(view, writeable)
+        for role, last in ((TASK_FIRST, 0), (TASK_LAST, 1)):
+            where = helper.address(view, writeable, last)
+            _TABLE[_slot(task_name, kind, view, writeable, role)] = where
 
 
 @functools.cache
@@ -100,8 +105,9 @@ def _refill(name: str, kind: int, dtype: str, writeable: bool):
 def run_kernel(typingctx, args, name, kind, parallel):
     """Run kernel ``KERNEL_NAMES[name]`` of key kind ``kind`` (both constants), its
     parallel driver or its serial one as the boolean ``parallel`` says, as
-    ``driver(*args, helper task addresses..., task address)``; ``args`` must have the
-    types the drivers were compiled for (``Kernel.driver_types``, the same for both)."""
+    ``driver(*args, helper task addresses..., task address)``, the tasks for the
+    ``last`` that ``args[2]`` holds; ``args`` must have the types the drivers were
+    compiled for (``Kernel.driver_types``, the same for both)."""
     if not all(isinstance(c, types.IntegerLiteral) for c in (name, kind)):
         raise errors.TypingError("run_kernel(): name and kind must be constants")
     if not isinstance(parallel, (types.Boolean, types.Integer)):
@@ -119,7 +125,10 @@ def run_kernel(typingctx, args, name, kind, parallel):
             f"run_kernel(): {kernel_name} takes {driver_types[:-addresses]}, got {tuple(args)}"
         )
     slots = [_slot(kernel_name, kind_value, dtype, writeable, r) for r in (SERIAL, PARALLEL)]
-    slots += [_slot(h, kind_value, dtype, writeable, TASK) for h in (*kernel.helpers, kernel_name)]
+    for role in (TASK_FIRST, TASK_LAST):
+        slots += [
+            _slot(h, kind_value, dtype, writeable, role) for h in (*kernel.helpers, kernel_name)
+        ]
 
     def codegen(context, builder, sig, llargs):
         fill(kernel_name, kind_value, dtype.str, writeable, TABLE_SYMBOL)
@@ -133,6 +142,12 @@ def run_kernel(typingctx, args, name, kind, parallel):
         serial, par, *tasks = (builder.load(builder.gep(table, [i64(0), i64(s)])) for s in slots)
         on = context.cast(builder, llargs[3], sig.args[3], types.boolean)
         driver = builder.select(on, par, serial)
+        values = [builder.extract_value(llargs[0], i) for i in range(len(args))]
+        last = context.cast(builder, values[2], args[2], types.boolean)
+        half = len(tasks) // 2
+        tasks = [
+            builder.select(last, b, a) for a, b in zip(tasks[:half], tasks[half:], strict=True)
+        ]
         missing = builder.icmp_unsigned("==", driver, i64(0))
         for task in tasks:
             missing = builder.or_(missing, builder.icmp_unsigned("==", task, i64(0)))
@@ -140,7 +155,6 @@ def run_kernel(typingctx, args, name, kind, parallel):
             context.call_conv.return_user_exc(
                 builder, RuntimeError, ("argmax: compiled code found no kernel address",)
             )
-        values = [builder.extract_value(llargs[0], i) for i in range(len(args))]
         native_call(context, builder, driver, driver_types, [*values, *tasks])
         return context.get_dummy_value()
 

@@ -56,16 +56,14 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable):
         out = np.empty(shape[:1] + shape[2:], np.int64)
         args = (x, out, 0, *extra, 0)
         calls = _calls_by_address(kernel.driver, args)
-        assert calls == [kernel.task_types(view_dtype, writeable)], kernel.task
+        assert calls == [kernel.task_types(view_dtype, writeable)], kernel.driver
         # From Python the driver is compiled for these types; compiled callers use them.
         python_types = tuple(numba.typeof(a) for a in args)
         assert python_types == kernel.driver_types(view_dtype, writeable), kernel.driver
         # A task that calls other kernels' tasks passes them their own task types.
         helpers = [getattr(k, h).task_types(view_dtype, writeable) for h in kernel.helpers]
-        if helpers:
-            assert _calls_by_address(kernel.task, kernel.task_types(view_dtype, writeable)) == (
-                helpers
-            )
+        for task in kernel.tasks if helpers else ():
+            assert _calls_by_address(task, kernel.task_types(view_dtype, writeable)) == helpers
 
 
 def test_table_slots_are_distinct():
@@ -74,7 +72,7 @@ def test_table_slots_are_distinct():
         _task_table._KINDS,
         _task_table._VIEWS,
         (False, True),
-        (_task_table.TASK, _task_table.SERIAL, _task_table.PARALLEL),
+        (_task_table.TASK_FIRST, _task_table.TASK_LAST, _task_table.SERIAL, _task_table.PARALLEL),
     )
     slots = [_task_table._slot(*c) for c in combos]
     assert len(set(slots)) == len(slots) == _task_table._SLOTS
