@@ -7,6 +7,7 @@ one JSON line. Each section prints its lines and returns ``(data, checks)``.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import shutil
@@ -78,6 +79,27 @@ argmax_numba.argmax(x, axis, 1, 0)
 t2 = time.perf_counter()
 print(json.dumps({"import": t_import - t_start, "first": t1 - t0, "second": t2 - t1,
                   "setup": t0 - t_import, "wall": wall}))
+"""
+
+
+# numba's own start-up, for context: a one-line cached function, imported and called.
+_FLOOR_MODULE = """
+import numba
+
+
+@numba.njit(cache=True)
+def first(x):
+    return x.argmax()
+"""
+
+_FLOOR_CHILD = """
+import time
+t_start = time.perf_counter()
+import json
+import numpy as np
+import floor_probe
+floor_probe.first(np.zeros(4, np.float32))
+print(json.dumps({"total": time.perf_counter() - t_start}))
 """
 
 
@@ -201,6 +223,18 @@ def _layout_name(layout) -> str:
     return f"{'x'.join(map(str, shape))} axis {axis}"
 
 
+def _numba_floor(runs: int) -> float:
+    """Import and first call of a one-line ``@njit(cache=True)`` function with a warm
+    cache, in fresh processes (median): what numba itself takes before any kernel."""
+    with tempfile.TemporaryDirectory(prefix="argmax-bench-floor-") as d:
+        with open(os.path.join(d, "floor_probe.py"), "w") as f:
+            f.write(_FLOOR_MODULE)
+        env = _child_env(NUMBA_CACHE_DIR=os.path.join(d, "cache"))
+        env["PYTHONPATH"] = os.pathsep.join((d, env["PYTHONPATH"]))
+        _run_child(_FLOOR_CHILD, env=env)  # fills the cache
+        return statistics.median(_run_child(_FLOOR_CHILD, env=env)["total"] for _ in range(runs))
+
+
 def _startup_one(cache_dir: str, layout=STARTUP_LAYOUTS[0]) -> dict:
     """One fresh process: import, first call, and the time from launch to its end."""
     launched = time.time()
@@ -221,11 +255,24 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
     warm run each).
 
     Targets: the cold first call (compilation) <= ``COMPILE_TARGET_S`` for every layout;
-    with a warm cache, import + first call <= ``WARM_TARGET_S``.
+    with a warm cache, import + first call <= ``WARM_TARGET_S``. The package's Python
+    bytecode is written first, as installing it does: children would otherwise compile
+    its source on every import where ``PYTHONDONTWRITEBYTECODE`` is set.
     """
     print(f"\n[startup] fresh processes, float32 {_layout_name(STARTUP_LAYOUTS[0])} (medians)")
+    compileall.compile_dir(os.path.join(_package_root(), "argmax_numba"), quiet=2)
     numba_alone = statistics.median(_wall(["-c", "import numba"]) for _ in range(3))
     print(f"  python -c 'import numba' (context): {numba_alone:.2f} s")
+    try:
+        floor = _numba_floor(3)
+    except Exception as exc:
+        print(f"  numba's own floor: failed: {exc}")
+        floor = None
+    else:
+        print(
+            "  a one-line @njit(cache=True) function, warm cache, import + first call"
+            f" (context): {floor:.2f} s"
+        )
     cold, warm, dirs = [], [], []
     try:
         for _ in range(cold_runs):
@@ -268,11 +315,14 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
         (
             f"warm import + first call <= {WARM_TARGET_S} s",
             worst_warm <= WARM_TARGET_S,
-            f"{warm_total:.2f} s" + (f", worst layout {worst_warm:.2f} s" if others else ""),
+            f"{warm_total:.2f} s"
+            + (f", worst layout {worst_warm:.2f} s" if others else "")
+            + (f"; numba's own floor {floor:.2f} s" if floor is not None else ""),
         ),
     ]
     data = {
         "python_import_numba": numba_alone,
+        "numba_floor": floor,
         "cold": cold,
         "warm": warm,
         "cold_layouts": others,

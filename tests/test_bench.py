@@ -122,6 +122,7 @@ def test_subprocess_sections(tmp_path):
     assert all(m["extra"] >= 0 and m["out"] > 0 for m in memory.values())
     startup = doc["sections"]["startup"]
     assert startup["cold"] and startup["warm"] and startup["python_import_numba"] > 0
+    assert startup["numba_floor"] > 0
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.uint64])
