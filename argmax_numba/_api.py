@@ -14,6 +14,7 @@ from ._dtypes import KINDS as _KINDS
 from ._dtypes import kernel_view
 from ._ir import VECTOR_BYTES
 from ._kernels import KERNELS, SHORT_ROW
+from ._row_groups import GROUP_ROW_BYTES
 from ._side_blocks import GATHER_BYTES
 
 __all__ = ["argmax"]
@@ -128,7 +129,7 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
     return order if x.transpose(order).flags.c_contiguous else None
 
 
-ROWS, SHORT, COLS, NARROW = 0, 1, 2, 3
+ROWS, SHORT, COLS, NARROW, GROUPS = 0, 1, 2, 3, 4
 SIDE, EACH = 1, 2  # how ``cols`` reads whole blocks narrower than a vector
 
 
@@ -143,7 +144,8 @@ def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
     compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
-    SHORT_ROW elements, shorter than a vector), ``(COLS, block, how)`` (``block``
+    SHORT_ROW elements, shorter than a vector), ``(GROUPS, 0, 0)`` (other rows of up to
+    GROUP_ROW_BYTES), ``(COLS, block, how)`` (``block``
     inner positions to a task; ``block // inner`` whole blocks where it spans them,
     read with rows side by side where ``how`` is SIDE, gathered a few blocks at a time
     where it is EACH) or ``(NARROW, m, nsplit)``.
@@ -152,6 +154,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
     if inner == 1 and 2 <= n <= SHORT_ROW and n * itemsize < VECTOR_BYTES:
         return SHORT, 0, 0
+    if inner == 1 and n * itemsize <= GROUP_ROW_BYTES:
+        return GROUPS, 0, 0
     if inner == 1:
         nchunks = 1
         if threads > 1 and outer < 2 * threads:  # split rows so that every core has work
@@ -231,6 +235,8 @@ def _choose(
         kernel, extra = (k.rows, ()) if p1 == 1 else (k.row_pieces, (p1,))
     elif which == SHORT:
         kernel, extra = k.short_rows[n - 2], ()
+    elif which == GROUPS:
+        kernel, extra = k.group_rows, ()
     elif which == COLS:
         kernel, extra = (k.cols, k.side_cols, k.each_cols)[p2], (p1,)
     else:

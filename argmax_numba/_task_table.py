@@ -41,7 +41,10 @@ __all__ = ["KERNEL_NAMES", "TABLE_SYMBOL", "fill", "run_kernel"]
 TABLE_SYMBOL = "argmax_numba_task_table_v4"
 # The kernels (fields of ``Kernels``) that compiled code runs, and the dtypes of the
 # views they read.
-KERNEL_NAMES = ("rows", "row_pieces", "short_any", "cols", "narrow", "side_cols", "each_cols")
+KERNEL_NAMES = (
+    *("rows", "group_rows", "row_pieces", "short_any"),
+    *("cols", "narrow", "side_cols", "each_cols"),
+)
 _VIEWS = tuple(
     np.dtype(t)
     for t in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")

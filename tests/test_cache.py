@@ -128,8 +128,9 @@ def test_compiled_functions_hold_no_compiled_code_in_closures():
 
     dispatchers = [fn for tasks in _kernels._TASKS.values() for fn in tasks.values()]
     for kernels in _kernels.KERNELS.values():
-        for kernel in (*kernels[:2], *kernels.short_rows, *kernels[3:]):
-            dispatchers += [kernel.driver, *kernel.tasks]
+        for field in kernels:
+            for kernel in (field,) if isinstance(field, _kernels.Kernel) else field:
+                dispatchers += [kernel.driver, *kernel.tasks]
     assert len(dispatchers) > 100
     for fn in dispatchers:
         assert isinstance(fn, CPUDispatcher)

@@ -190,6 +190,30 @@ def test_short_rows_in_groups(dtype, kernel_path):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_short_rows_left_over_in_a_task(dtype, kernel_path):
+    # A task of rows of up to GROUP_ROW_BYTES (ROW_TASK_ELEMENTS // n rows, not a whole
+    # number of groups) ends with a group that overlaps the one before it; the last task
+    # of the array ends with its rows one at a time. Maxima sit in each task's last rows,
+    # in the overlap and after it, and in the array's last rows.
+    lanes = 64 // dtype.itemsize
+    top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
+    rng = np.random.default_rng(17)
+    lengths = {SHORT_ROW + 1, lanes + 1, GROUP_ROW_BYTES // dtype.itemsize - 1}
+    for n in sorted(m for m in lengths if m * dtype.itemsize <= GROUP_ROW_BYTES):
+        group = lanes * (2 if n * dtype.itemsize > 64 else 1)
+        per = ROW_TASK_ELEMENTS // n
+        assert per % group, (n, per, group)
+        x = rng.integers(0, 4, size=(3 * per + 5, n)).astype(dtype)
+        for end in (per, 2 * per, 3 * per + 5):
+            for back, col in ((1, n - 1), (2, 0), (group - 1, n // 2), (per % group + 1, 1)):
+                x[end - back, col] = top
+        for last in (0, 1):
+            np.testing.assert_array_equal(
+                argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{n} {last}"
+            )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
     # Rows longer than GROUP_ROW_BYTES are searched a vector's worth of rows at a time
     # (here to 2 KiB; longer ones in ``test_long_rows_in_groups``): each row's vectors
