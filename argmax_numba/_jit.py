@@ -26,7 +26,7 @@ from ._api import COLS, EACH, GROUPS, ROWS, SHORT, SIDE, argmax, plan, serial
 from ._arrays import c_view
 from ._calls import thread_count
 from ._dtypes import kernel_view
-from ._task_table import KERNEL_NAMES, run_kernel
+from ._task_table import BOTH, KERNEL_NAMES, run_kernel
 
 __all__: list[str] = []
 
@@ -101,7 +101,9 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     if not isinstance(axis, (types.Integer, types.Omitted, int)) or isinstance(axis, types.Boolean):
         raise errors.TypingError(f"argmax: axis must be an integer, got {axis}")
     keep = _literal_flag(keepdims, "keepdims", required=True)
-    _literal_flag(select_last_index, "select_last_index", required=False)
+    # The tasks for the one ``last`` the code can take, where that is a constant.
+    lasts = _literal_flag(select_last_index, "select_last_index", required=False)
+    lasts = BOTH if lasts is None else lasts
     ndim = data.ndim
     if ndim == 0:
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
@@ -137,24 +139,24 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             if which == ROWS or which == SHORT or which == GROUPS:
                 x2 = c_view(view, 0, (outer, n))
                 if which == SHORT:
-                    run_kernel((x2, out, last), short_k, kind, parallel)
+                    run_kernel((x2, out, last), short_k, kind, parallel, lasts)
                 elif which == GROUPS:
-                    run_kernel((x2, out, last), groups_k, kind, parallel)
+                    run_kernel((x2, out, last), groups_k, kind, parallel, lasts)
                 elif p1 > 1:  # rows split between the cores (only planned where parallel)
-                    run_kernel((x2, out, last, np.int64(p1)), pieces_k, kind, parallel)
+                    run_kernel((x2, out, last, np.int64(p1)), pieces_k, kind, parallel, lasts)
                 else:
-                    run_kernel((x2, out, last), rows_k, kind, parallel)
+                    run_kernel((x2, out, last), rows_k, kind, parallel, lasts)
             else:
                 x3, o2 = c_view(view, 0, (outer, n, inner)), c_view(out, 0, (outer, inner))
                 if which == COLS and p2 == SIDE:
-                    run_kernel((x3, o2, last, np.int64(p1)), side_k, kind, parallel)
+                    run_kernel((x3, o2, last, np.int64(p1)), side_k, kind, parallel, lasts)
                 elif which == COLS and p2 == EACH:
-                    run_kernel((x3, o2, last, np.int64(p1)), each_k, kind, parallel)
+                    run_kernel((x3, o2, last, np.int64(p1)), each_k, kind, parallel, lasts)
                 elif which == COLS:
-                    run_kernel((x3, o2, last, np.int64(p1)), cols_k, kind, parallel)
+                    run_kernel((x3, o2, last, np.int64(p1)), cols_k, kind, parallel, lasts)
                 else:
                     args = (x3, o2, last, np.int64(p1), np.int64(p2))
-                    run_kernel(args, narrow_k, kind, parallel)
+                    run_kernel(args, narrow_k, kind, parallel, lasts)
         dims = np.empty(out_ndim, np.int64)
         j = 0
         for i in range(ndim):

@@ -36,7 +36,7 @@ from ._calls import native_call
 from ._dtypes import KIND_F64, KIND_INT
 from ._kernels import KERNELS
 
-__all__ = ["KERNEL_NAMES", "TABLE_SYMBOL", "fill", "run_kernel"]
+__all__ = ["BOTH", "KERNEL_NAMES", "TABLE_SYMBOL", "fill", "run_kernel"]
 
 TABLE_SYMBOL = "argmax_numba_task_table_v4"
 # The kernels (fields of ``Kernels``) that compiled code runs, and the dtypes of the
@@ -53,6 +53,8 @@ _VIEWS = tuple(
 _KINDS = range(KIND_INT, KIND_F64 + 1)
 # Roles: the task for ``last`` 0, for ``last`` 1, the serial driver, the parallel driver.
 TASK_FIRST, TASK_LAST, SERIAL, PARALLEL = range(4)
+# ``lasts`` of code that chooses ``last`` at run time (else the one it was compiled for).
+BOTH = 2
 _ROLES = 4
 _SLOTS = len(KERNEL_NAMES) * len(_KINDS) * len(_VIEWS) * 2 * _ROLES
 
@@ -72,12 +74,18 @@ _UNRECORDED_SYMBOL = "argmax_numba_task_table_v3"
 
 
 def fill(
-    name: str, kind: int, dtype: str, writeable: bool, symbol: str = _UNRECORDED_SYMBOL
+    name: str,
+    kind: int,
+    dtype: str,
+    writeable: bool,
+    symbol: str = _UNRECORDED_SYMBOL,
+    lasts: int = BOTH,
 ) -> None:
-    """Compile (or load from the disk cache) kernel ``name``'s tasks (for both values of
-    ``last``, which compiled code may choose at run time) and drivers for views of
-    ``dtype``, and put their addresses in the table ``symbol``, which the code that needs
-    them reads: a RuntimeError where that is not this version's table."""
+    """Compile (or load from the disk cache) kernel ``name``'s drivers and its tasks for
+    ``last`` = ``lasts`` (both where it is ``BOTH``: code that chooses ``last`` at run
+    time), for views of ``dtype``, and put their addresses in the table ``symbol``, which
+    the code that needs them reads: a RuntimeError where that is not this version's
+    table."""
     if symbol != TABLE_SYMBOL:
         raise RuntimeError(
             f"argmax: this compiled function was cached by another version of argmax-numba"
@@ -93,26 +101,29 @@ def fill(
     for task_name in (name, *task.helpers):  # and the tasks they call
         helper = getattr(KERNELS[(kind, False)], task_name)
         for role, last in ((TASK_FIRST, 0), (TASK_LAST, 1)):
-            where = helper.address(view, writeable, last)
-            _TABLE[_slot(task_name, kind, view, writeable, role)] = where
+            if lasts in (last, BOTH):
+                where = helper.address(view, writeable, last)
+                _TABLE[_slot(task_name, kind, view, writeable, role)] = where
 
 
 @functools.cache
-def _refill(name: str, kind: int, dtype: str, writeable: bool):
+def _refill(name: str, kind: int, dtype: str, writeable: bool, lasts: int):
     """``fill`` of these arguments, one object for each (reload lists are sets); it
     pickles by reference, as numba's disk cache needs."""
-    return functools.partial(fill, name, kind, dtype, writeable, TABLE_SYMBOL)
+    return functools.partial(fill, name, kind, dtype, writeable, TABLE_SYMBOL, lasts)
 
 
 @intrinsic(prefer_literal=True)
-def run_kernel(typingctx, args, name, kind, parallel):
+def run_kernel(typingctx, args, name, kind, parallel, lasts):
     """Run kernel ``KERNEL_NAMES[name]`` of key kind ``kind`` (both constants), its
     parallel driver or its serial one as the boolean ``parallel`` says, as
     ``driver(*args, helper task addresses..., task address)``, the tasks for the
-    ``last`` that ``args[2]`` holds; ``args`` must have the types the drivers were
-    compiled for (``Kernel.driver_types``, the same for both)."""
-    if not all(isinstance(c, types.IntegerLiteral) for c in (name, kind)):
-        raise errors.TypingError("run_kernel(): name and kind must be constants")
+    ``last`` that ``args[2]`` holds, which must be the constant ``lasts`` unless that is
+    ``BOTH`` (only these tasks are compiled); ``args`` must have the types the drivers
+    were compiled for (``Kernel.driver_types``, the same for both)."""
+    if not all(isinstance(c, types.IntegerLiteral) for c in (name, kind, lasts)):
+        raise errors.TypingError("run_kernel(): name, kind and lasts must be constants")
+    lasts_value = lasts.literal_value
     if not isinstance(parallel, (types.Boolean, types.Integer)):
         raise errors.TypingError("run_kernel(): parallel must be a boolean")
     kernel_name, kind_value = KERNEL_NAMES[name.literal_value], kind.literal_value
@@ -128,15 +139,16 @@ def run_kernel(typingctx, args, name, kind, parallel):
             f"run_kernel(): {kernel_name} takes {driver_types[:-addresses]}, got {tuple(args)}"
         )
     slots = [_slot(kernel_name, kind_value, dtype, writeable, r) for r in (SERIAL, PARALLEL)]
-    for role in (TASK_FIRST, TASK_LAST):
+    roles = {0: (TASK_FIRST,), 1: (TASK_LAST,), BOTH: (TASK_FIRST, TASK_LAST)}[lasts_value]
+    for role in roles:
         slots += [
             _slot(h, kind_value, dtype, writeable, role) for h in (*kernel.helpers, kernel_name)
         ]
 
     def codegen(context, builder, sig, llargs):
-        fill(kernel_name, kind_value, dtype.str, writeable, TABLE_SYMBOL)
+        fill(kernel_name, kind_value, dtype.str, writeable, TABLE_SYMBOL, lasts_value)
         context.active_code_library._reload_init.add(
-            _refill(kernel_name, kind_value, dtype.str, writeable)
+            _refill(kernel_name, kind_value, dtype.str, writeable, lasts_value)
         )
         i64 = ir.IntType(64)
         table = builder.module.globals.get(TABLE_SYMBOL)
@@ -146,11 +158,11 @@ def run_kernel(typingctx, args, name, kind, parallel):
         on = context.cast(builder, llargs[3], sig.args[3], types.boolean)
         driver = builder.select(on, par, serial)
         values = [builder.extract_value(llargs[0], i) for i in range(len(args))]
-        last = context.cast(builder, values[2], args[2], types.boolean)
-        half = len(tasks) // 2
-        tasks = [
-            builder.select(last, b, a) for a, b in zip(tasks[:half], tasks[half:], strict=True)
-        ]
+        if lasts_value == BOTH:
+            last = context.cast(builder, values[2], args[2], types.boolean)
+            half = len(tasks) // 2
+            pairs = zip(tasks[:half], tasks[half:], strict=True)
+            tasks = [builder.select(last, b, a) for a, b in pairs]
         missing = builder.icmp_unsigned("==", driver, i64(0))
         for task in tasks:
             missing = builder.or_(missing, builder.icmp_unsigned("==", task, i64(0)))
@@ -161,4 +173,4 @@ def run_kernel(typingctx, args, name, kind, parallel):
         native_call(context, builder, driver, driver_types, [*values, *tasks])
         return context.get_dummy_value()
 
-    return types.none(args, name, kind, parallel), codegen
+    return types.none(args, name, kind, parallel, lasts), codegen

@@ -13,7 +13,7 @@ from conftest import FLOATS
 from numba import types
 
 from argmax_numba import _task_table
-from argmax_numba._dtypes import KINDS
+from argmax_numba._dtypes import kernel_view
 from argmax_numba._kernels import KERNELS
 from argmax_numba._task_table import run_kernel
 
@@ -39,7 +39,7 @@ def _calls_by_address(fn, args) -> list[tuple]:
 @pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[3], np.dtype(np.uint64)], ids=str)
 @pytest.mark.parametrize("writeable", [True, False], ids=["writeable", "readonly"])
 def test_task_types_are_what_the_driver_passes(dtype, writeable):
-    kind, view_dtype = KINDS[dtype]
+    kind, view_dtype = kernel_view(dtype)
     k = KERNELS[(kind, False)]
     cases = [
         (k.rows, (4, 9), ()),
@@ -81,11 +81,11 @@ def test_table_slots_are_distinct():
 
 
 def test_run_kernel_checks_argument_types():
-    kind = KINDS[np.dtype(np.float32)][0]
+    kind = kernel_view(np.dtype(np.float32))[0]
 
     @numba.njit
     def wrong_last(x, out):
-        run_kernel((x, out, np.int32(0)), 0, kind, False)
+        run_kernel((x, out, np.int32(0)), 0, kind, False, 0)
 
     x = np.zeros((3, 4), np.float32)
     with pytest.raises(numba.core.errors.TypingError, match="rows takes"):
