@@ -109,10 +109,7 @@ def _make_tasks(kind: int, last: int):
         best = key(x[o, start], kind)
         at = start
         for s in range(start, stop, step):
-            if last:
-                k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, 1, best)
-            else:
-                k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, 0, best)
+            k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, last, best)
             if p >= 0:
                 best = k
                 at = s + p
@@ -253,10 +250,7 @@ def _make_tasks(kind: int, last: int):
                 # in registers meanwhile ...
                 for k in range(k0, k1, fold):
                     row_k, rows, number = first + k * inner, min(fold, k1 - k), k - k0
-                    if last:
-                        lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 1)
-                    else:
-                        lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, 0)
+                    lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, last)
                 # ... or one element at a time, where there are too few columns for a
                 # vector (indexed, not sliced: a slice per row costs reference counting).
                 for k in range(k0, k1 if wv < w else k0):
@@ -314,14 +308,10 @@ def _make_tasks(kind: int, last: int):
             end = hi - 1 if hi == outer and inner % piece else hi
             while lo + group <= end:
                 for c0 in range(0, inner, piece):
-                    if short and last:
-                        gather_blocks(x, lo, c0, out, kind, 1, SHORT_GATHER_BYTES)
-                    elif short:
-                        gather_blocks(x, lo, c0, out, kind, 0, SHORT_GATHER_BYTES)
-                    elif last:
-                        gather_blocks(x, lo, c0, out, kind, 1, GATHER_BYTES)
+                    if short:
+                        gather_blocks(x, lo, c0, out, kind, last, SHORT_GATHER_BYTES)
                     else:
-                        gather_blocks(x, lo, c0, out, kind, 0, GATHER_BYTES)
+                        gather_blocks(x, lo, c0, out, kind, last, GATHER_BYTES)
                 lo += group
         for o in range(lo, hi):
             # Views that start at the block (indexed from 0, the indices are known not to
@@ -374,10 +364,7 @@ def _make_tasks(kind: int, last: int):
             for o in range(t * per, min(t * per + per, outer)):
                 first = o * n * inner
                 blk = c_view(x, first, n * inner)
-                if last:
-                    side_block(x, first, rows, inner, best, at, kind, 1)
-                else:
-                    side_block(x, first, rows, inner, best, at, kind, 0)
+                side_block(x, first, rows, inner, best, at, kind, last)
                 across(blk, best, at, rows * m, n, inner)
                 for c in range(inner):
                     out[o, c] = at[c]
@@ -393,10 +380,7 @@ def _make_tasks(kind: int, last: int):
                 k1 = min(k0 + span, rows)
                 for k in range(k0, k1, fold):
                     row_k, count, number = first + k * width, min(fold, k1 - k), k - k0
-                    if last:
-                        lane_rows_update(x, row_k, width, count, width, best, hit, number, kind, 1)
-                    else:
-                        lane_rows_update(x, row_k, width, count, width, best, hit, number, kind, 0)
+                    lane_rows_update(x, row_k, width, count, width, best, hit, number, kind, last)
                 for j in range(width):
                     h = hit[j]
                     at[j] = k0 + h if h >= 0 else at[j]
