@@ -145,10 +145,10 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
     compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
     SHORT_ROW elements, shorter than a vector), ``(GROUPS, 0, 0)`` (other rows of up to
-    GROUP_ROW_BYTES), ``(COLS, block, how)`` (``block``
-    inner positions to a task; ``block // inner`` whole blocks where it spans them,
-    read with rows side by side where ``how`` is SIDE, gathered a few blocks at a time
-    where it is EACH) or ``(NARROW, m, nsplit)``.
+    GROUP_ROW_BYTES), ``(COLS, block, how)`` (``block`` inner positions to a task;
+    ``block // inner`` whole blocks where it spans them, read with rows side by side
+    where ``how`` is SIDE, gathered a few blocks at a time where it is EACH) or
+    ``(NARROW, m, nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)

@@ -53,9 +53,9 @@ _VIEWS = tuple(
 _KINDS = range(KIND_INT, KIND_F64 + 1)
 # Roles: the task for ``last`` 0, for ``last`` 1, the serial driver, the parallel driver.
 TASK_FIRST, TASK_LAST, SERIAL, PARALLEL = range(4)
+_ROLES = PARALLEL + 1
 # ``lasts`` of code that chooses ``last`` at run time (else the one it was compiled for).
 BOTH = 2
-_ROLES = 4
 _SLOTS = len(KERNEL_NAMES) * len(_KINDS) * len(_VIEWS) * 2 * _ROLES
 
 _TABLE = (ctypes.c_uint64 * _SLOTS)()
