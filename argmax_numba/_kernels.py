@@ -52,6 +52,7 @@ went from 2.77 to 1.97 s (its task 1.80 -> 0.99 s), of rows of 20 float32 from 2
 
 from __future__ import annotations
 
+import functools
 from types import FunctionType
 from typing import Any, NamedTuple
 
@@ -83,7 +84,7 @@ from ._side_blocks import (
     side_block,
 )
 
-__all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels"]
+__all__ = ["KERNELS", "ROW_TASK_ELEMENTS", "SHORT_ROW", "Kernel", "Kernels", "tasks_of"]
 
 # Whole rows of about this many elements in all make one task of ``rows`` ...
 ROW_TASK_ELEMENTS = 1 << 16
@@ -573,7 +574,7 @@ class Kernel(NamedTuple):
     dtype and ``last``."""
 
     driver: Any
-    tasks: tuple[Any, Any]  # for ``last`` 0 and 1
+    task: str  # the name of its tasks in ``tasks_of``
     kind: int
     ndim: int  # of ``x``: 2 (rows) or 3 (columns); ``out`` has one less
     parts: bool  # whether the task writes per-task candidates (``row_parts``)
@@ -581,6 +582,11 @@ class Kernel(NamedTuple):
     extra: int  # the driver's integer arguments between ``last`` and ``where``
     addresses: dict  # (dtype, writeable, last) -> the task's address, once compiled
     helpers: tuple[str, ...] = ()  # fields of ``Kernels``
+
+    @property
+    def tasks(self) -> tuple[Any, Any]:
+        """The task for ``last`` 0 and for ``last`` 1."""
+        return tasks_of(self.kind, 0)[self.task], tasks_of(self.kind, 1)[self.task]
 
     def task_types(self, dtype: np.dtype, writeable: bool) -> tuple:
         """The types the driver calls its task with, for inputs of ``dtype``."""
@@ -629,7 +635,6 @@ class Kernels(NamedTuple):
 
 
 def _build(kind: int, parallel: bool) -> Kernels:
-    tasks = (_TASKS[(kind, 0)], _TASKS[(kind, 1)])
     mode = "par" if parallel else "ser"
     # One driver for every kernel that runs its tasks the same way: it takes the task's
     # address, so a layout whose driver another layout compiled compiles only its task.
@@ -639,8 +644,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
     }
 
     def kernel(fn, task: str, ndim, parts, ints, extra, helpers=()) -> Kernel:
-        pair = (tasks[0][task], tasks[1][task])
-        return Kernel(drivers[fn], pair, kind, ndim, parts, ints, extra, {}, helpers)
+        return Kernel(drivers[fn], task, kind, ndim, parts, ints, extra, {}, helpers)
 
     return Kernels(
         kernel(rows, "rows_task", 2, False, 2, 0),
@@ -655,10 +659,16 @@ def _build(kind: int, parallel: bool) -> Kernels:
     )
 
 
+@functools.cache
+def tasks_of(kind: int, last: int) -> dict:
+    """The tasks of key kind ``kind`` for ``last`` (a constant of their code, so a first
+    call compiles the search for the first occurrence only, or for the last only),
+    created on first use: all ten sets at import took ``argmax_numba._kernels`` from
+    21-30 to 60-108 ms (``python -X importtime``, an Intel Xeon)."""
+    return _make_tasks(kind, last)
+
+
 _KINDS = (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)
-# Tasks for each ``last``: the value is a constant of their code, so a first call
-# compiles the search for the first occurrence only, or for the last only.
-_TASKS = {(k, last): _make_tasks(k, last) for k in _KINDS for last in (0, 1)}
 _PARTS = {k: _make_parts(k) for k in _KINDS}
 KERNELS: dict[tuple[int, bool], Kernels] = {
     (k, p): _build(k, p) for k in _KINDS for p in (True, False)

@@ -126,7 +126,8 @@ def test_compiled_functions_hold_no_compiled_code_in_closures():
 
     from argmax_numba import _kernels
 
-    dispatchers = [fn for tasks in _kernels._TASKS.values() for fn in tasks.values()]
+    sets = [_kernels.tasks_of(k, last) for k in _kernels._KINDS for last in (0, 1)]
+    dispatchers = [fn for tasks in sets for fn in tasks.values()]
     for kernels in _kernels.KERNELS.values():
         for field in kernels:
             for kernel in (field,) if isinstance(field, _kernels.Kernel) else field:
