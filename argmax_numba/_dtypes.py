@@ -38,13 +38,11 @@ KINDS: dict[np.dtype, tuple[int, np.dtype]] = {
     np.dtype(np.float32): (KIND_F32, np.dtype(np.float32)),
     np.dtype(np.float16): (KIND_F16, np.dtype(np.int16)),
 }
-for _t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
-    KINDS[np.dtype(_t)] = (KIND_INT, np.dtype(_t))
+_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+for _name in _INTS:
+    KINDS[np.dtype(_name)] = (KIND_INT, np.dtype(_name))
 
-SUPPORTED: tuple[str, ...] = (
-    *("float64", "float32", "float16", "bfloat16"),
-    *("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
-)
+SUPPORTED: tuple[str, ...] = ("float64", "float32", "float16", "bfloat16", *_INTS)
 
 
 def _add_bfloat16() -> bool:
