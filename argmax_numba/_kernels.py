@@ -8,13 +8,14 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   row from memory once. Rows of up to ``CHUNK_ROW_BYTES`` are searched a group at a
   time where a task holds a group, which shares the work of turning vectors of lanes
   into one maximum per row and leaves no step between rows that waits on the data.
-  Rows of up to ``GROUP_ROW_BYTES`` (and more than ``SHORT_ROW`` elements) have a task
+  Rows of up to ``GROUP_ROW_BYTES`` (and longer than ``short_rows`` take) have a task
   of their own, ``group_rows``, with no vector search of long rows in it.
 * ``row_pieces(x, out, last, nchunks, where)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
-* ``short_rows`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements, with one task per
-  length, whose loop LLVM unrolls and vectorises across rows (``short_any``: one task
-  for every length, for compiled callers).
+* ``short_rows`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements (``BYTE_ROW`` of
+  8-bit ones), with one task per length, which reads a vector's worth of rows at a time
+  and deals their elements out into a vector per column (``_short_rows``;
+  ``short_any``: one task for every length, for compiled callers).
 * ``cols(x, out, last, block, where)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
@@ -76,6 +77,7 @@ from ._lanes import (
     lane_span,
 )
 from ._row_groups import CHUNK_ROW_BYTES, chunk_group_argmax, group_argmax
+from ._short_rows import BYTE_ROW, SHORT_ROW, short_group_argmax
 from ._side_blocks import (
     GATHER_BYTES,
     GATHER_ROWS,
@@ -91,8 +93,6 @@ ROW_TASK_ELEMENTS = 1 << 16
 # ... or of a group of rows, where ``rows_task`` searches them so and that makes at least
 # this many tasks a thread (each takes an equal count of tasks).
 GROUP_TASKS = 4
-# Rows up to this long go to ``short_rows``, which has a loop for each length.
-SHORT_ROW = 8
 
 _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
 
@@ -136,6 +136,12 @@ def _make_tasks(kind: int, last: int):
                     best, at = take_first(best, at, key(flat[o * n + j], kind), j)
                 dst[o] = at
 
+    def short_rows(x, out, lo, hi, n):
+        # Rows lo..hi of a constant length ``n``, a vector of rows at a time.
+        group = lane_count(x)
+        for o in range(lo, hi, group):
+            short_group_argmax(x, o, min(group, hi - o), out, kind, last, n)
+
     def rows_task(x, out, t, per):
         # Rows longer than GROUP_ROW_BYTES. Up to CHUNK_ROW_BYTES, a group at a time, their
         # vectors folded first, where every row's last vector load stays in the array.
@@ -175,32 +181,40 @@ def _make_tasks(kind: int, last: int):
             fixed(x, out, lo + groups * group, hi, n)
 
     def short_rows_task(x, out, t, per):
-        # Rows of ROW_LENGTH elements, a constant bound per length: each length has its
-        # own loop (measured 5x faster than a loop over a run-time length on (n, 4)
-        # float32) and its own task, so that a first call compiles only its length.
+        # Rows of ROW_LENGTH elements, a constant per task, so that a first call compiles
+        # only its length.
         lo, hi = t * per, min((t + 1) * per, x.shape[0])
-        fixed(x, out, lo, hi, ROW_LENGTH)
+        short(x, out, lo, hi, ROW_LENGTH)
 
     def short_any_task(x, out, t, per):
         # Every short length in one task, for compiled callers: a compiled caller must
         # have every length ready before it runs (``_task_table``), and one task with a
-        # branch per length compiles faster than seven.
+        # branch per length compiles faster than eleven. (``lane_count`` is a constant:
+        # LLVM drops the branches for the rows of 8-bit elements from other dtypes' code.)
         lo, hi = t * per, min((t + 1) * per, x.shape[0])
         n = x.shape[1]
         if n == 2:
-            fixed(x, out, lo, hi, 2)
+            short(x, out, lo, hi, 2)
         elif n == 3:
-            fixed(x, out, lo, hi, 3)
+            short(x, out, lo, hi, 3)
         elif n == 4:
-            fixed(x, out, lo, hi, 4)
+            short(x, out, lo, hi, 4)
         elif n == 5:
-            fixed(x, out, lo, hi, 5)
+            short(x, out, lo, hi, 5)
         elif n == 6:
-            fixed(x, out, lo, hi, 6)
+            short(x, out, lo, hi, 6)
         elif n == 7:
-            fixed(x, out, lo, hi, 7)
+            short(x, out, lo, hi, 7)
+        elif n == 8 or lane_count(x) < VECTOR_BYTES:
+            short(x, out, lo, hi, SHORT_ROW)
+        elif n == 9:
+            short(x, out, lo, hi, 9)
+        elif n == 10:
+            short(x, out, lo, hi, 10)
+        elif n == 11:
+            short(x, out, lo, hi, 11)
         else:
-            fixed(x, out, lo, hi, SHORT_ROW)
+            short(x, out, lo, hi, BYTE_ROW)
 
     def row_piece_task(x, part_key, part_at, t, nchunks, chunk):
         o = t // nchunks
@@ -454,11 +468,12 @@ def _make_tasks(kind: int, last: int):
     # cell, which numba's cache key pickles, and they would never be found in the cache.)
     fixed_fn = _compile(fixed_rows, f"fixed_rows_{tag}", {}, inline="always")
     search_fn = _compile(row_search, f"row_search_{tag}", {}, inline="always")
-    bound = {"search": search_fn, "fixed": fixed_fn}
+    short_fn = _compile(short_rows, f"short_rows_{tag}", {}, inline="always")
+    bound = {"search": search_fn, "fixed": fixed_fn, "short": short_fn}
     for fn in (rows_task, group_rows_task, short_any_task, row_piece_task, narrow_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_{tag}", bound)
-    for m in range(2, SHORT_ROW + 1):
-        length = {"fixed": fixed_fn, "ROW_LENGTH": m}
+    for m in range(2, BYTE_ROW + 1):
+        length = {"short": short_fn, "ROW_LENGTH": m}
         tasks[f"short_rows_task{m}"] = _compile(
             short_rows_task, f"short_rows{m}_task_{tag}", length
         )
@@ -519,7 +534,7 @@ def _compile(
 # Every driver runs one task per step of its loop as ``call_task(where, args)``: ``where``
 # is the task's address. The other names are bound to one key kind's compiled tasks.
 row_parts = merge_parts = None
-search = fixed = across = ROW_LENGTH = None
+search = fixed = short = across = ROW_LENGTH = None
 
 
 def rows(x, out, last, where):
@@ -624,9 +639,9 @@ class Kernels(NamedTuple):
     """The drivers of one key kind, serial or parallel (compiled on first use)."""
 
     rows: Kernel  # rows longer than GROUP_ROW_BYTES
-    group_rows: Kernel  # rows longer than SHORT_ROW elements, up to GROUP_ROW_BYTES
+    group_rows: Kernel  # rows longer than short_rows take, up to GROUP_ROW_BYTES
     row_pieces: Kernel
-    short_rows: tuple[Kernel, ...]  # for rows of 2, 3, ..., SHORT_ROW elements
+    short_rows: tuple[Kernel, ...]  # for rows of 2, 3, ..., BYTE_ROW elements
     short_any: Kernel  # every short length in one task, for compiled callers
     cols: Kernel
     narrow: Kernel
@@ -650,7 +665,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
         kernel(rows, "rows_task", 2, False, 2, 0),
         kernel(rows, "group_rows_task", 2, False, 2, 0),
         kernel(row_pieces, "row_piece_task", 2, True, 3, 1),
-        tuple(kernel(rows, f"short_rows_task{m}", 2, False, 2, 0) for m in range(2, SHORT_ROW + 1)),
+        tuple(kernel(rows, f"short_rows_task{m}", 2, False, 2, 0) for m in range(2, BYTE_ROW + 1)),
         kernel(rows, "short_any_task", 2, False, 2, 0),
         kernel(cols, "col_task", 3, False, 3, 1),
         kernel(narrow, "narrow_task", 3, True, 5, 3, helpers=("cols",)),

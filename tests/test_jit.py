@@ -80,7 +80,7 @@ def test_read_only_input_and_calls_inside_prange():
 
 
 def test_short_rows_of_every_length():
-    # Rows of 2 to 8 elements have a loop per length (in compiled code one task with a
+    # Rows of 2 to 8 elements have a task per length (in compiled code one task with a
     # branch per length); small and large (parallel) inputs.
     rng = np.random.default_rng(5)
     for n in range(1, 10):
@@ -88,6 +88,21 @@ def test_short_rows_of_every_length():
             x = random_tensor(np.dtype(np.float32), (rows, n), rng, special=0.2)
             np.testing.assert_array_equal(keep_first(x, 1), onnx_argmax(x, 1, 1, 0))
             np.testing.assert_array_equal(drop_last(x, 1), onnx_argmax(x, 1, 0, 1))
+
+
+def test_short_rows_of_8_bit_elements():
+    # Rows of 8-bit elements have a branch per length up to 12 (other dtypes' code has
+    # none of those branches); small and large (parallel) inputs, through the int8
+    # specialisation that ``test_matches_reference`` compiles.
+    rng = np.random.default_rng(6)
+    for n in range(8, 14):
+        for rows in (7, 120000):
+            x = random_tensor(np.dtype(np.int8), (2, rows, n), rng, special=0.2)
+            for last in (0, 1):
+                keep0, drop1, keep_rt, _ = variants(x, 2, bool(last))
+                np.testing.assert_array_equal(keep0, onnx_argmax(x, 2, 1, 0))
+                np.testing.assert_array_equal(drop1, onnx_argmax(x, 2, 0, 1))
+                np.testing.assert_array_equal(keep_rt, onnx_argmax(x, 2, 1, last))
 
 
 def test_rank_zero_result():

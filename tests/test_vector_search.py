@@ -23,7 +23,7 @@ from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 import argmax_numba._api as api
 from argmax_numba import argmax
 from argmax_numba._ir import VECTOR_BYTES
-from argmax_numba._kernels import GROUP_TASKS, ROW_TASK_ELEMENTS, SHORT_ROW
+from argmax_numba._kernels import GROUP_TASKS, ROW_TASK_ELEMENTS
 from argmax_numba._keys import INDEX_BITS
 from argmax_numba._lanes import (
     BLOCK_CHUNKS,
@@ -33,11 +33,12 @@ from argmax_numba._lanes import (
     RUN_BYTES,
 )
 from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
+from argmax_numba._short_rows import short_row
 from argmax_numba._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES
 
-# Every length with a loop of its own (2 to 8), around every lane count (8, 16, 32 and
-# 64 elements per 64-byte vector) and beyond.
-ROW_LENGTHS = [*range(1, 10), 15, 16, 17, 31, 32, 33, 63, 64, 65, 129, 200, 1000, 4099]
+# Every length with a task of its own (2 to 8, to 12 for 8-bit elements), around every
+# lane count (8, 16, 32 and 64 elements per 64-byte vector) and beyond.
+ROW_LENGTHS = [*range(1, 14), 15, 16, 17, 31, 32, 33, 63, 64, 65, 129, 200, 1000, 4099]
 
 
 def _rows_match_onnx(x: np.ndarray, message: str) -> None:
@@ -171,22 +172,43 @@ def _check_block_borders(dtype: np.dtype, n: int, places) -> None:
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_short_rows_in_groups(dtype, kernel_path):
-    # Rows of SHORT_ROW + 1 elements (or of one whole vector) to GROUP_ROW_BYTES are
+    # Rows longer than ``short_row`` (or of one whole vector) to GROUP_ROW_BYTES are
     # searched a vector's worth of rows at a time (64 bytes / item size), in one chunk or
     # several; the rows after a task's last whole group, and the last rows of the array
     # (where a vector's load would leave it), one by one. Rows of one value test the
     # lanes past a row's end.
     lanes = 64 // dtype.itemsize
     longest = GROUP_ROW_BYTES // dtype.itemsize
-    lengths = {SHORT_ROW + 1, lanes - 1, lanes, lanes + 1, longest - 1, longest}
+    shortest = short_row(dtype.itemsize) + 1
+    lengths = {shortest, lanes - 1, lanes, lanes + 1, longest - 1, longest}
     rng = np.random.default_rng(13)
-    grouped = [m for m in lengths if (m > SHORT_ROW or m * dtype.itemsize >= 64) and m <= longest]
+    grouped = [m for m in lengths if (m >= shortest or m * dtype.itemsize >= 64) and m <= longest]
     for n in sorted(grouped):
         for rows in (lanes, 3 * lanes + 5):
             tensors = [random_tensor(dtype, (rows, n), rng, special=p) for p in (0.0, 0.3)]
             tensors += [np.full((rows, n), v, dtype) for v in special_values(dtype)]
             for x in tensors:
                 _rows_match_onnx(x, f"{n} {rows}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_of_a_few_elements_a_vector_of_rows_at_a_time(dtype, kernel_path):
+    # Rows of 2 to SHORT_ROW elements (BYTE_ROW of 8-bit ones) are searched a vector's
+    # worth of rows at a time (64 bytes / item size), their elements dealt out into a
+    # vector per column; the rows after a task's last whole group (ROW_TASK_ELEMENTS // n
+    # rows a task), fewer than a vector's lanes, are copied out and searched the same way.
+    # Maxima in every column, in each task's first and last rows; ties; rows of one value.
+    lanes = 64 // dtype.itemsize
+    top = special_values(dtype)[1] if dtype.kind in "iu" else np.array(np.nan, dtype)
+    rng = np.random.default_rng(19)
+    for n in range(2, short_row(dtype.itemsize) + 1):
+        per = ROW_TASK_ELEMENTS // n
+        x = random_tensor(dtype, (2 * per + lanes + 3, n), rng, special=0.1)
+        for end in (0, per - 1, per, 2 * per - 1, 2 * per, x.shape[0] - 1):
+            x[end, end % n] = top
+        tensors = [x, x[: lanes - 1], np.full((3 * lanes + 1, n), special_values(dtype)[4])]
+        for y in tensors:
+            _rows_match_onnx(y, f"{n} {len(y)}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -198,7 +220,7 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path):
     lanes = 64 // dtype.itemsize
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
     rng = np.random.default_rng(17)
-    lengths = {SHORT_ROW + 1, lanes + 1, GROUP_ROW_BYTES // dtype.itemsize - 1}
+    lengths = {short_row(dtype.itemsize) + 1, lanes + 1, GROUP_ROW_BYTES // dtype.itemsize - 1}
     for n in sorted(m for m in lengths if m * dtype.itemsize <= GROUP_ROW_BYTES):
         group = lanes * (2 if n * dtype.itemsize > 64 else 1)
         per = ROW_TASK_ELEMENTS // n
