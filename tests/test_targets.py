@@ -32,23 +32,26 @@ CHECK = textwrap.dedent(
     from argmax_numba import argmax
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.int8):
-        # Rows in groups of one and two registers, rows in two passes, columns, blocks
-        # of 4 columns with rows side by side, blocks of 3 rows of 2, gathered, and
-        # columns of rows of 300 bytes or more along axis 1, folded a row at a time.
+        # Rows in groups of one and two registers (int8 rows of 10 dealt out into a
+        # vector per column), rows in two passes, columns, blocks of 4 columns with rows
+        # side by side, blocks of 3 rows of 2, gathered, and columns of rows of 300 bytes
+        # or more along axis 1, folded a row at a time.
         shapes = (
             (1000, 10), (1000, 20), (300, 100), (64, 3000), (300, 64, 4), (300, 3, 2),
             (40, 50, 300),
         )
-        for shape in shapes:
+        # Rows of 3 and 12 along axis 1 only: rows of a few elements dealt out into a
+        # vector per column (int8 rows of 12 too), float32 rows of 12 in groups.
+        cases = [(s, a) for s in shapes for a in (0, 1)] + [((1000, 3), 1), ((1000, 12), 1)]
+        for shape, axis in cases:
             x = (rng.standard_normal(shape) * 50).astype(dtype)
-            for axis in (0, 1):
-                for last in (0, 1):
-                    if last:
-                        want = x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis)
-                    else:
-                        want = np.argmax(x, axis)
-                    got = argmax(x, axis, 0, last)
-                    assert (got == want).all(), (dtype, shape, axis, last)
+            for last in (0, 1):
+                if last:
+                    want = x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis)
+                else:
+                    want = np.argmax(x, axis)
+                got = argmax(x, axis, 0, last)
+                assert (got == want).all(), (dtype, shape, axis, last)
     print("ok")
     """
 )
