@@ -21,10 +21,11 @@ __all__ = ["BYTE_ROW", "SHORT_ROW", "short_group_argmax", "short_row"]
 
 # The longest rows that are searched so ...
 SHORT_ROW = 8
-# ... and of 8-bit elements, where the loop over rows in groups (``_row_groups``) took up
-# to twice as long (16M rows of 9, 10 and 11 int8, one thread each time, the output
-# mapped: 1.6-1.7x, 1.2-1.8x, 1.3x, of 12 1.1-1.5x; of 13 even, of 15 and 16 int8 and of
-# 10-16 int16 or float32 faster in groups) and compiled in 1.2 s against 0.2 s.
+# ... and of 8-bit elements, where the search of rows in groups (``_row_groups``) took up
+# to twice as long and compiled in 1.2 s against 0.2 s (Intel Xeon, both threads, the
+# output mapped: 8M rows of 10 int8 1.7-1.8x as long, of 12 1.1-1.5x; 64 MiB of rows of
+# 9 1.8x, of 11 1.3x, of 13 1.1x, of 15 faster in groups, as 16-bit rows of 10 to 16 and
+# float32 rows of 11 to 15 were).
 BYTE_ROW = 12
 
 
@@ -42,8 +43,8 @@ def short_group_argmax(typingctx, x, o, count, out, kind, last, length):
     ``BYTE_ROW``) are constants; the caller makes sure the rows are in the array.
 
     Fewer rows than a vector's lanes are copied into a vector's worth of memory first,
-    and their positions out of one: a loop over them compiled for each length took 0.15
-    s more to compile (float32 rows of 4).
+    and their positions out of one: a loop over them compiled for each length took
+    0.15-0.17 s more to compile (float32 rows of 4).
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
         raise errors.TypingError("short_group_argmax(): x must be a C-contiguous 2-D array")
