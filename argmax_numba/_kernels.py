@@ -116,11 +116,11 @@ def _make_tasks(kind: int, last: int):
                 at = s + p
         return best, at
 
-    def fixed_rows(x, out, lo, hi, n):
-        # Rows lo..hi of a constant length ``n`` (inlined where ``n`` is a literal, so
-        # that LLVM unrolls the row and vectorises across rows). Views that start at row
-        # lo, so that indices are known not to be negative (numba would otherwise wrap
-        # them, per element).
+    def element_rows(x, out, lo, hi, n):
+        # Rows lo..hi of ``n`` elements, one element at a time (the last rows of
+        # ``group_rows``, where a group's vector loads would leave the array). Views that
+        # start at row lo, so that indices are known not to be negative (numba would
+        # otherwise wrap them, per element).
         flat = c_view(x, lo * n, (hi - lo) * n)
         dst = out[lo:hi]
         if last:
@@ -184,7 +184,7 @@ def _make_tasks(kind: int, last: int):
             else:
                 group_argmax(x, start, out, kind, last, 1)
         if not tail:
-            fixed(x, out, lo + groups * group, hi, n)
+            by_element(x, out, lo + groups * group, hi, n)
 
     def short_rows_task(x, out, t, per):
         # Rows of ROW_LENGTH elements, a constant per task, so that a first call compiles
@@ -473,10 +473,10 @@ def _make_tasks(kind: int, last: int):
     # Tasks that call other tasks reach them as globals bound here. (No local variable of
     # this function may share a global's name: the tasks would hold it as a closure
     # cell, which numba's cache key pickles, and they would never be found in the cache.)
-    fixed_fn = _compile(fixed_rows, f"fixed_rows_{tag}", {}, inline="always")
+    element_fn = _compile(element_rows, f"element_rows_{tag}", {}, inline="always")
     search_fn = _compile(row_search, f"row_search_{tag}", {}, inline="always")
     short_fn = _compile(short_rows, f"short_rows_{tag}", {}, inline="always")
-    bound = {"search": search_fn, "fixed": fixed_fn, "short": short_fn}
+    bound = {"search": search_fn, "by_element": element_fn, "short": short_fn}
     for fn in (rows_task, group_rows_task, short_any_task, row_piece_task, narrow_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_{tag}", bound)
     for m in range(2, BYTE_ROW + 1):
@@ -541,7 +541,7 @@ def _compile(
 # Every driver runs one task per step of its loop as ``call_task(where, args)``: ``where``
 # is the task's address. The other names are bound to one key kind's compiled tasks.
 row_parts = merge_parts = None
-search = fixed = short = across = ROW_LENGTH = None
+search = by_element = short = across = ROW_LENGTH = None
 
 
 def rows(x, out, last, where):
