@@ -22,7 +22,7 @@ from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from ._api import COLS, EACH, GROUPS, ROWS, SHORT, SIDE, argmax, plan, serial
+from ._api import CHUNKS, COLS, EACH, GROUPS, ROWS, SHORT, SIDE, argmax, plan, serial
 from ._arrays import c_view
 from ._calls import thread_count
 from ._dtypes import kernel_view
@@ -110,7 +110,9 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
     # Drivers and tasks are called through their addresses (see ``_task_table``).
-    rows_k, groups_k, pieces_k, short_k, cols_k, narrow_k, side_k, each_k = range(len(KERNEL_NAMES))
+    rows_k, chunks_k, groups_k, pieces_k, short_k, cols_k, narrow_k, side_k, each_k = range(
+        len(KERNEL_NAMES)
+    )
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -136,12 +138,14 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             parallel = not serial(outer, n, inner, itemsize)
             threads = thread_count() if parallel else 1
             which, p1, p2 = plan(outer, n, inner, itemsize, threads)
-            if which == ROWS or which == SHORT or which == GROUPS:
+            if which == ROWS or which == SHORT or which == GROUPS or which == CHUNKS:
                 x2 = c_view(view, 0, (outer, n))
                 if which == SHORT:
                     run_kernel((x2, out, last), short_k, kind, parallel, lasts)
                 elif which == GROUPS:
                     run_kernel((x2, out, last), groups_k, kind, parallel, lasts)
+                elif which == CHUNKS:
+                    run_kernel((x2, out, last), chunks_k, kind, parallel, lasts)
                 elif p1 > 1:  # rows split between the cores (only planned where parallel)
                     run_kernel((x2, out, last, np.int64(p1)), pieces_k, kind, parallel, lasts)
                 else:

@@ -38,11 +38,11 @@ from ._kernels import KERNELS
 
 __all__ = ["BOTH", "KERNEL_NAMES", "TABLE_SYMBOL", "fill", "run_kernel"]
 
-TABLE_SYMBOL = "argmax_numba_task_table_v4"
+TABLE_SYMBOL = "argmax_numba_task_table_v5"
 # The kernels (fields of ``Kernels``) that compiled code runs, and the dtypes of the
 # views they read.
 KERNEL_NAMES = (
-    *("rows", "group_rows", "row_pieces", "short_any"),
+    *("rows", "chunk_rows", "group_rows", "row_pieces", "short_any"),
     *("cols", "narrow", "side_cols", "each_cols"),
 )
 _VIEWS = tuple(

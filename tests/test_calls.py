@@ -43,6 +43,7 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable):
     k = KERNELS[(kind, False)]
     cases = [
         (k.rows, (4, 9), ()),
+        (k.chunk_rows, (4, 9), ()),
         (k.group_rows, (4, 9), ()),
         (k.row_pieces, (4, 9), (2,)),
         (k.short_rows[2], (4, 4), ()),

@@ -59,6 +59,10 @@ def test_parallel_path_and_layouts():
     np.testing.assert_array_equal(keep_first(few_columns, 0), onnx_argmax(few_columns, 0, 1, 0))
     one_row = rng.standard_normal(1 << 17)
     assert drop_last(one_row, 0)[()] == np.argmax(one_row)
+    # Rows of 1 KiB above are searched in groups; a few long rows one at a time.
+    few_rows = rng.standard_normal((4, 30000)).astype(np.float32)
+    assert api.plan(4, 30000, 1, 4, 1)[0] == api.ROWS
+    np.testing.assert_array_equal(drop_last(few_rows, 1), onnx_argmax(few_rows, 1, 0, 1))
 
 
 @njit(parallel=True)

@@ -278,9 +278,9 @@ def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
 def test_long_rows_in_groups(dtype, kernel_path):
     # Rows of up to CHUNK_ROW_BYTES are searched in groups too, where the input gives
     # every thread GROUP_TASKS tasks of a group each (on one thread here, to keep the
-    # input small), and the rows after the last whole group one at a time. Positions up
-    # to a 64 KiB row's last, the largest that 16 bits hold for 8-bit data; ties at a
-    # row's two ends and between the middle and the end.
+    # input small), and the rows after the last whole group as a group of fewer rows.
+    # Positions up to a 64 KiB row's last, the largest that 16 bits hold for 8-bit data;
+    # ties at a row's two ends and between the middle and the end.
     lanes = 64 // dtype.itemsize
     rows = GROUP_TASKS * lanes + 5
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf).astype(dtype)
@@ -297,6 +297,29 @@ def test_long_rows_in_groups(dtype, kernel_path):
             _rows_match_onnx(x, f"n={n}")
     finally:
         numba.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_long_rows_in_groups_that_end_early(dtype, kernel_path):
+    # Tasks of rows of up to CHUNK_ROW_BYTES whose rows are not a whole number of groups
+    # end with a group of fewer rows, whose positions are copied out; the last vector of
+    # the array's last row, which would run past the array, is read from a copy. Maxima
+    # in a row's last, partial vector, ties at a row's two ends.
+    n = 1001
+    group = VECTOR_BYTES // dtype.itemsize
+    per = ROW_TASK_ELEMENTS // n  # rows a task
+    assert per % group and n % group
+    rows = 2 * per + group // 2 + 1
+    threads = numba.get_num_threads() if kernel_path == "parallel" else 1
+    assert api.plan(rows, n, 1, dtype.itemsize, threads)[0] == api.CHUNKS
+    top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf).astype(dtype)
+    rng = np.random.default_rng(23)
+    x = random_tensor(dtype, (rows, n), rng, special=0.0)
+    x[0::3, n - 1] = top
+    x[1::3, [0, n - 1]] = top
+    x[2::3, [n - 2, n - 1]] = top
+    x[-1, [1, n - 1]] = top
+    _rows_match_onnx(x, f"n={n}")
 
 
 def _bits(dtype: np.dtype, patterns: list[int]) -> np.ndarray:
