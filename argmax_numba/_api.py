@@ -15,7 +15,7 @@ from ._dtypes import kernel_view
 from ._ir import VECTOR_BYTES
 from ._kernels import GROUP_TASKS, KERNELS, ROW_TASK_ELEMENTS
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
-from ._short_rows import short_row
+from ._short_rows import is_short
 from ._side_blocks import GATHER_BYTES
 
 __all__ = ["argmax"]
@@ -144,17 +144,16 @@ def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
 @register_jitable
 def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[int, int, int]:
     """Which kernel reduces ``(outer, n, inner)`` and its parameters, for Python and
-    compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of 2 to
-    ``short_row(itemsize)`` elements, shorter than a vector), ``(GROUPS, 0, 0)`` (other
-    rows of up to GROUP_ROW_BYTES), ``(CHUNKS, 0, 0)`` (longer rows of up to
-    CHUNK_ROW_BYTES, not split), ``(COLS, block, how)`` (``block`` inner positions to a task;
-    ``block // inner`` whole blocks where it spans them, read with rows side by side
-    where ``how`` is SIDE, gathered a few blocks at a time where it is EACH) or
-    ``(NARROW, m, nsplit)``.
+    compiled callers alike: ``(ROWS, nchunks, 0)``, ``(SHORT, 0, 0)`` (rows of a few
+    elements, ``is_short``), ``(GROUPS, 0, 0)`` (other rows of up to GROUP_ROW_BYTES),
+    ``(CHUNKS, 0, 0)`` (longer rows of up to CHUNK_ROW_BYTES, not split), ``(COLS,
+    block, how)`` (``block`` inner positions to a task; ``block // inner`` whole blocks
+    where it spans them, read with rows side by side where ``how`` is SIDE, gathered a
+    few blocks at a time where it is EACH) or ``(NARROW, m, nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
-    if inner == 1 and 2 <= n <= short_row(itemsize) and n * itemsize < VECTOR_BYTES:
+    if inner == 1 and is_short(n, itemsize):
         return SHORT, 0, 0
     if inner == 1 and n * itemsize <= GROUP_ROW_BYTES:
         return GROUPS, 0, 0

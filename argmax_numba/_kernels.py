@@ -15,9 +15,10 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 * ``row_pieces(x, out, last, nchunks, where)`` does the same for a few long rows, each split
   into ``nchunks`` pieces so that every core has work; the pieces' results are merged.
 * ``short_rows`` is ``rows`` for rows of 2 to ``SHORT_ROW`` elements (``BYTE_ROW`` of
-  8-bit ones), with one task per length, which reads a vector's worth of rows at a time
-  and deals their elements out into a vector per column (``_short_rows``;
-  ``short_any``: one task for every length, for compiled callers).
+  8-bit ones and of 16-bit ones of an even length), with one task per length, which
+  reads a vector's worth of rows at a time and deals their elements out into a vector
+  per column (``_short_rows``; ``short_any``: one task for every length, for compiled
+  callers).
 * ``cols(x, out, last, block, where)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
@@ -80,7 +81,7 @@ from ._lanes import (
     lane_span,
 )
 from ._row_groups import CHUNK_ROW_BYTES, chunk_group_argmax, group_argmax
-from ._short_rows import BYTE_ROW, SHORT_ROW, short_group_argmax
+from ._short_rows import BYTE_ROW, SHORT_ROW, short_group_argmax, short_group_rows
 from ._side_blocks import (
     GATHER_BYTES,
     GATHER_ROWS,
@@ -152,7 +153,7 @@ def _make_tasks(kind: int, last: int):
         # first row whose output starts a 64-byte line (the rows before it first): a
         # store across two lines costs two (8M rows of 2 int8, the output mapped, 7.6 ->
         # 4.5 ms on an Intel Xeon; of 4, 6.3 -> 5.3 ms).
-        group = lane_count(x)
+        group = short_group_rows(x, n)
         head = min(hi - lo, (-(out.ctypes.data >> 3) - lo) & 7)
         if head > 0:
             short_group_argmax(x, lo, head, out, kind, last, n)
@@ -209,7 +210,8 @@ def _make_tasks(kind: int, last: int):
         # have every length ready before it runs (``_task_table``), and one task with a
         # branch per length compiles faster than eleven, and than a ``literal_unroll``
         # over the lengths (0.3-0.4 s more). (``lane_count`` is a constant: LLVM drops
-        # the branches for the rows of 8-bit elements from other dtypes' code.)
+        # the branches for the rows of 8- and 16-bit elements from other dtypes' code;
+        # 16-bit rows longer than SHORT_ROW are only of an even length.)
         lo, hi = t * per, min((t + 1) * per, x.shape[0])
         n = x.shape[1]
         if n == 2:
@@ -224,16 +226,16 @@ def _make_tasks(kind: int, last: int):
             short(x, out, lo, hi, 6)
         elif n == 7:
             short(x, out, lo, hi, 7)
-        elif n == 8 or lane_count(x) < VECTOR_BYTES:
+        elif n == 8 or lane_count(x) < VECTOR_BYTES // 2:
             short(x, out, lo, hi, SHORT_ROW)
-        elif n == 9:
-            short(x, out, lo, hi, 9)
         elif n == 10:
             short(x, out, lo, hi, 10)
-        elif n == 11:
-            short(x, out, lo, hi, 11)
-        else:
+        elif n == 12 or lane_count(x) < VECTOR_BYTES:
             short(x, out, lo, hi, BYTE_ROW)
+        elif n == 9:
+            short(x, out, lo, hi, 9)
+        else:
+            short(x, out, lo, hi, 11)
 
     def row_piece_task(x, part_key, part_at, t, nchunks, chunk):
         o = t // nchunks

@@ -1,10 +1,14 @@
 """Rows of a few elements, searched a vector of rows at a time.
 
-Rows of 2 to 8 elements (12 of 8-bit ones) are too short for a vector each.
-``short_group_argmax`` reads as many rows as a vector has lanes, as consecutive vectors,
-and deals their elements out into one vector per column (element ``j`` of every row), so
-that each row is a lane: the maximum and its position are then a running maximum over
-the columns, lane by lane, with no shuffle between lanes after the deal.
+Rows of 2 to 8 elements (12 of 8-bit ones, and of 16-bit ones of an even length) are
+too short for a vector each. ``short_group_argmax`` reads as many rows as a vector has
+lanes, as consecutive vectors, and deals their elements out into one vector per column
+(element ``j`` of every row), so that each row is a lane: the maximum and its position
+are then a running maximum over the columns, lane by lane, with no shuffle between
+lanes after the deal. 16-bit rows of an even length are dealt out two elements at a
+time, as 32-bit lanes, half as many rows at once: each row is then two lanes, its best
+even and its best odd element, merged at the end. Shuffles of 16-bit lanes take several
+instructions where those of 32-bit lanes take one (``vpermt2w`` against ``vpermt2d``).
 """
 
 from __future__ import annotations
@@ -14,25 +18,61 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic, register_jitable
 
-from ._ir import key_ir
+from ._ir import VECTOR_BYTES, key_ir
 from ._lanes import constants_of
 
-__all__ = ["BYTE_ROW", "SHORT_ROW", "short_group_argmax", "short_row"]
+__all__ = ["BYTE_ROW", "SHORT_ROW", "is_short", "short_group_argmax", "short_group_rows"]
 
 # The longest rows that are searched so ...
 SHORT_ROW = 8
-# ... and of 8-bit elements, where the search of rows in groups (``_row_groups``) took up
-# to twice as long and compiled in 1.2 s against 0.2 s (Intel Xeon, both threads, the
+# ... and of 8-bit elements, and 16-bit ones of an even length, where the search of rows
+# in groups (``_row_groups``) took up to twice as long (Intel Xeon, both threads, the
 # output mapped: 8M rows of 10 int8 1.7-1.8x as long, of 12 1.1-1.5x; 64 MiB of rows of
-# 9 1.8x, of 11 1.3x, of 13 1.1x, of 15 faster in groups, as 16-bit rows of 10 to 16 and
-# float32 rows of 11 to 15 were).
+# 9 1.8x, of 11 1.3x, of 13 1.1x, of 15 faster in groups, as float32 rows of 11 to 15
+# were; 4M rows of 10 float16 7.6 against 5.1-5.4 ms, of 12 7.7 against 6.1-6.2 ms; 3M
+# rows of 14 even, of 16 faster in groups). Rows of 8-bit elements in groups also
+# compiled in 1.2 s against 0.2 s.
 BYTE_ROW = 12
 
 
 @register_jitable
-def short_row(itemsize: int) -> int:
-    """The longest rows of ``itemsize``-byte elements searched by ``short_group_argmax``."""
-    return BYTE_ROW if itemsize == 1 else SHORT_ROW
+def is_short(n: int, itemsize: int) -> bool:
+    """Whether rows of ``n`` elements of ``itemsize`` bytes are searched by
+    ``short_group_argmax`` (rows of one whole vector, 8 float64 or int64, are searched
+    faster in groups)."""
+    if n < 2 or n * itemsize >= VECTOR_BYTES:
+        return False
+    if itemsize == 1 or (itemsize == 2 and n % 2 == 0):
+        return n <= BYTE_ROW
+    return n <= SHORT_ROW
+
+
+def _paired(bits: int, n: int) -> bool:
+    """Whether rows of ``n`` elements of ``bits`` bits are dealt out two elements at a
+    time: 16-bit rows of an even length (for rows of 2 to 8 as fast as one at a time:
+    64 MiB, a new output each call, 2.83-6.14 of the read bound against 3.03-6.10)."""
+    return bits == 16 and n % 2 == 0
+
+
+def _group_rows(bits: int, n: int) -> int:
+    """Rows that one ``short_group_argmax`` reads: a vector's lanes, or half as many where
+    they are dealt out in pairs."""
+    lanes = VECTOR_BYTES * 8 // bits
+    return lanes // 2 if _paired(bits, n) else lanes
+
+
+@intrinsic(prefer_literal=True)
+def short_group_rows(typingctx, like, length):
+    """How many rows of the constant ``length`` one ``short_group_argmax`` reads, for
+    arrays like ``like``."""
+    if not isinstance(length, types.IntegerLiteral):
+        raise errors.TypingError("short_group_rows(): length must be a constant")
+    rows = _group_rows(like.dtype.bitwidth, length.literal_value)
+
+    def codegen(context, builder, sig, args):
+        return context.get_constant(types.int64, rows)
+
+    return types.int64(like, length), codegen
 
 
 @intrinsic(prefer_literal=True)
@@ -58,14 +98,17 @@ def short_group_argmax(typingctx, x, o, count, out, kind, last, length):
             f"short_group_argmax(): length must be a constant, 2 to {BYTE_ROW}"
         )
     n = length.literal_value
+    paired = _paired(bits, n)
+    rows = _group_rows(bits, n)
+    unit, per_row = (2 * bits, n // 2) if paired else (bits, n)  # dealt elements
     signature = types.none(x, o, count, out, kind, last, length)
 
     def codegen(context, builder, sig, args):
         i32, i64 = ir.IntType(32), ir.IntType(64)
         ity = ir.IntType(bits)
         vty = ir.VectorType(ity, lanes)
-        wide = ir.VectorType(ity, n * lanes)  # the rows, one after another
-        positions_type = ir.VectorType(i64, lanes)
+        wide = ir.VectorType(ir.IntType(unit), per_row * rows)  # the rows, one after another
+        positions_type = ir.VectorType(i64, rows)
         x_struct = context.make_array(sig.args[0])(context, builder, args[0])
         out_struct = context.make_array(sig.args[3])(context, builder, args[3])
         o, count = args[1], args[2]
@@ -73,7 +116,7 @@ def short_group_argmax(typingctx, x, o, count, out, kind, last, length):
         dst = builder.gep(out_struct.data, [o])
         src_at = builder.bitcast(src, wide.as_pointer())
         dst_at = builder.bitcast(dst, positions_type.as_pointer())
-        whole = builder.icmp_unsigned("==", count, ir.Constant(count.type, lanes))
+        whole = builder.icmp_unsigned("==", count, ir.Constant(count.type, rows))
         rows_copy = cgutils.alloca_once(builder, wide)
         positions_copy = cgutils.alloca_once(builder, positions_type)
         with builder.if_then(builder.not_(whole), likely=False):
@@ -87,15 +130,33 @@ def short_group_argmax(typingctx, x, o, count, out, kind, last, length):
         beats = ">=" if last_value else ">"
 
         def column(j):
-            picked = ir.Constant(ir.VectorType(i32, lanes), [r * n + j for r in range(lanes)])
-            return key_ir(builder, builder.shuffle_vector(block, block, picked), kind_value)
+            # Element j of every row (elements 2j and 2j + 1, where paired).
+            picked = ir.Constant(ir.VectorType(i32, rows), [r * per_row + j for r in range(rows)])
+            dealt = builder.shuffle_vector(block, block, picked)
+            return key_ir(builder, builder.bitcast(dealt, vty) if paired else dealt, kind_value)
 
-        best, at = column(0), ir.Constant(vty, 0)
-        for j in range(1, n):
+        def position(j):
+            return ir.Constant(vty, [2 * j, 2 * j + 1] * rows if paired else j)
+
+        best, at = column(0), position(0)
+        for j in range(1, per_row):
             k = column(j)
             wins = bigger(beats, k, best)
             best = builder.select(wins, k, best)
-            at = builder.select(wins, ir.Constant(vty, j), at)
+            at = builder.select(wins, position(j), at)
+        if paired:
+            # Each row's best of its even and of its odd elements, in two lanes: the odd
+            # one wins where greater, or equal and earlier (``last``: later).
+            def lanes_from(v, first):
+                picked = ir.Constant(ir.VectorType(i32, rows), list(range(first, lanes, 2)))
+                return builder.shuffle_vector(v, v, picked)
+
+            even, odd = lanes_from(best, 0), lanes_from(best, 1)
+            even_at, odd_at = lanes_from(at, 0), lanes_from(at, 1)
+            nearer = builder.icmp_unsigned(">" if last_value else "<", odd_at, even_at)
+            tie = builder.and_(builder.icmp_unsigned("==", odd, even), nearer)
+            wins = builder.or_(bigger(">", odd, even), tie)
+            at = builder.select(wins, odd_at, even_at)
         positions = builder.zext(at, positions_type)
         builder.store(positions, builder.select(whole, dst_at, positions_copy), align=8)
         with builder.if_then(builder.not_(whole), likely=False):

@@ -94,6 +94,16 @@ def test_short_rows_of_every_length():
             np.testing.assert_array_equal(drop_last(x, 1), onnx_argmax(x, 1, 0, 1))
 
 
+def test_16_bit_rows_dealt_out_in_pairs():
+    # 16-bit rows of an even length are dealt out two elements at a time, and have
+    # branches of their own up to 12 (rows of 9 and 13 are searched in groups), through
+    # the int16 specialisation of ``rows_in_prange``.
+    rng = np.random.default_rng(9)
+    for n in (2, 4, 9, 10, 12, 13):
+        stack = rng.integers(-3, 3, size=(3, 41, n)).astype(np.int16)
+        np.testing.assert_array_equal(rows_in_prange(stack), onnx_argmax(stack, 2, 0, 0))
+
+
 def test_short_rows_of_8_bit_elements():
     # Rows of 8-bit elements have a branch per length up to 12 (other dtypes' code has
     # none of those branches); small and large (parallel) inputs, through the int8

@@ -52,6 +52,11 @@ CHECK = textwrap.dedent(
                     want = np.argmax(x, axis)
                 got = argmax(x, axis, 0, last)
                 assert (got == want).all(), (dtype, shape, axis, last)
+    # 16-bit rows of 10, dealt out two elements at a time.
+    x = rng.integers(-5, 5, size=(1000, 10)).astype(np.int16)
+    for last in (0, 1):
+        want = 9 - np.argmax(np.flip(x, 1), 1) if last else np.argmax(x, 1)
+        assert (argmax(x, 1, 0, last) == want).all(), ("int16", last)
     print("ok")
     """
 )

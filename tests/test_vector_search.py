@@ -33,7 +33,7 @@ from argmax_numba._lanes import (
     RUN_BYTES,
 )
 from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
-from argmax_numba._short_rows import short_row
+from argmax_numba._short_rows import SHORT_ROW, is_short
 from argmax_numba._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES
 
 # Every length with a task of its own (2 to 8, to 12 for 8-bit elements), around every
@@ -170,19 +170,24 @@ def _check_block_borders(dtype: np.dtype, n: int, places) -> None:
                     )
 
 
+def _shortest_grouped(dtype: np.dtype) -> int:
+    """The shortest rows of ``dtype`` longer than SHORT_ROW searched in groups."""
+    return next(m for m in range(SHORT_ROW + 1, 99) if not is_short(m, dtype.itemsize))
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_short_rows_in_groups(dtype, kernel_path):
-    # Rows longer than ``short_row`` (or of one whole vector) to GROUP_ROW_BYTES are
+    # Rows longer than ``is_short`` takes (or of one whole vector) to GROUP_ROW_BYTES are
     # searched a vector's worth of rows at a time (64 bytes / item size), in one chunk or
     # several; the rows after a task's last whole group, and the last rows of the array
     # (where a vector's load would leave it), one by one. Rows of one value test the
     # lanes past a row's end.
     lanes = 64 // dtype.itemsize
     longest = GROUP_ROW_BYTES // dtype.itemsize
-    shortest = short_row(dtype.itemsize) + 1
+    shortest = _shortest_grouped(dtype)
     lengths = {shortest, lanes - 1, lanes, lanes + 1, longest - 1, longest}
     rng = np.random.default_rng(13)
-    grouped = [m for m in lengths if (m >= shortest or m * dtype.itemsize >= 64) and m <= longest]
+    grouped = [m for m in lengths if not is_short(m, dtype.itemsize) and m <= longest]
     for n in sorted(grouped):
         for rows in (lanes, 3 * lanes + 5):
             tensors = [random_tensor(dtype, (rows, n), rng, special=p) for p in (0.0, 0.3)]
@@ -193,15 +198,17 @@ def test_short_rows_in_groups(dtype, kernel_path):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_rows_of_a_few_elements_a_vector_of_rows_at_a_time(dtype, kernel_path):
-    # Rows of 2 to SHORT_ROW elements (BYTE_ROW of 8-bit ones) are searched a vector's
-    # worth of rows at a time (64 bytes / item size), their elements dealt out into a
-    # vector per column; the rows after a task's last whole group (ROW_TASK_ELEMENTS // n
-    # rows a task), fewer than a vector's lanes, are copied out and searched the same way.
-    # Maxima in every column, in each task's first and last rows; ties; rows of one value.
+    # Rows of 2 to SHORT_ROW elements (BYTE_ROW of 8-bit ones and of 16-bit ones of an
+    # even length) are searched a vector's worth of rows at a time (64 bytes / item size;
+    # half as many rows of 16-bit elements dealt out in pairs), their elements dealt out
+    # into a vector per column; the rows after a task's last whole group
+    # (ROW_TASK_ELEMENTS // n rows a task), fewer than a vector's lanes, are copied out and
+    # searched the same way. Maxima in every column, in each task's first and last rows;
+    # ties; rows of one value.
     lanes = 64 // dtype.itemsize
     top = special_values(dtype)[1] if dtype.kind in "iu" else np.array(np.nan, dtype)
     rng = np.random.default_rng(19)
-    for n in range(2, short_row(dtype.itemsize) + 1):
+    for n in (m for m in range(2, 17) if is_short(m, dtype.itemsize)):
         per = ROW_TASK_ELEMENTS // n
         x = random_tensor(dtype, (2 * per + lanes + 3, n), rng, special=0.1)
         for end in (0, per - 1, per, 2 * per - 1, 2 * per, x.shape[0] - 1):
@@ -220,7 +227,7 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path):
     lanes = 64 // dtype.itemsize
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
     rng = np.random.default_rng(17)
-    lengths = {short_row(dtype.itemsize) + 1, lanes + 1, GROUP_ROW_BYTES // dtype.itemsize - 1}
+    lengths = {_shortest_grouped(dtype), lanes + 1, GROUP_ROW_BYTES // dtype.itemsize - 1}
     for n in sorted(m for m in lengths if m * dtype.itemsize <= GROUP_ROW_BYTES):
         group = lanes * (2 if n * dtype.itemsize > 64 else 1)
         per = ROW_TASK_ELEMENTS // n
