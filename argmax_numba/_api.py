@@ -13,7 +13,7 @@ from . import _threading
 from ._dtypes import KINDS as _KINDS
 from ._dtypes import kernel_view
 from ._ir import VECTOR_BYTES
-from ._kernels import GROUP_TASKS, KERNELS, ROW_TASK_ELEMENTS
+from ._kernels import KERNELS, rows_per_task
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 from ._short_rows import is_short
 from ._side_blocks import GATHER_BYTES
@@ -165,8 +165,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
         # hold whole groups: fewer rows, read from cache, are searched faster one at a
         # time ((1, 16384) float32 2.3 against 3.6 us, int8 1.6 against 3.3 us).
         group = VECTOR_BYTES // itemsize
-        held = ROW_TASK_ELEMENTS // n >= group or outer >= GROUP_TASKS * threads * group
-        if nchunks == 1 and n * itemsize <= CHUNK_ROW_BYTES and outer >= group and held:
+        held = outer >= group and rows_per_task(outer, n, itemsize, threads) >= group
+        if nchunks == 1 and n * itemsize <= CHUNK_ROW_BYTES and held:
             return CHUNKS, 0, 0
         return ROWS, nchunks, 0
     m = max(1, LANE_BYTES // (inner * itemsize))  # rows read side by side

@@ -63,6 +63,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange, types
+from numba.extending import register_jitable
 from numba.np.numpy_support import from_dtype
 
 from ._arrays import c_view, empty
@@ -97,6 +98,7 @@ __all__ = [
     "SHORT_ROW",
     "Kernel",
     "Kernels",
+    "rows_per_task",
     "tasks_of",
 ]
 
@@ -555,8 +557,24 @@ def _compile(
 
 # --- drivers: run the tasks serially or in parallel --------------------------------------
 
+
 # Every driver runs one task per step of its loop as ``call_task(where, args)``: ``where``
 # is the task's address. The other names are bound to one key kind's compiled tasks.
+@register_jitable
+def rows_per_task(outer: int, n: int, itemsize: int, threads: int) -> int:
+    """Whole rows of ``n`` elements per task of ``rows``, for ``outer`` rows on
+    ``threads`` threads: about ROW_TASK_ELEMENTS elements; rows of up to CHUNK_ROW_BYTES,
+    searched a group at a time, need a group in a task, and where that still leaves every
+    thread GROUP_TASKS tasks, a task takes one (``plan`` sends them to ``chunk_rows``
+    only where every task then holds a group)."""
+    per = max(1, ROW_TASK_ELEMENTS // n)
+    group = VECTOR_BYTES // itemsize
+    if per < group and n * itemsize <= CHUNK_ROW_BYTES:
+        if outer >= GROUP_TASKS * threads * group:
+            per = group
+    return per
+
+
 # ``PARALLEL`` is whether the driver is the parallel one.
 row_parts = merge_parts = PARALLEL = None
 search = by_element = short = across = ROW_LENGTH = None
@@ -564,14 +582,7 @@ search = by_element = short = across = ROW_LENGTH = None
 
 def rows(x, out, last, where):
     outer, n = x.shape
-    per = max(1, ROW_TASK_ELEMENTS // n)  # whole rows per task
-    # Rows searched a group at a time need a group in a task: where that still leaves
-    # every thread GROUP_TASKS tasks, a task takes one (``plan`` sends rows of up to
-    # CHUNK_ROW_BYTES to ``chunk_rows`` only where they then do).
-    group = lane_count(x)
-    if per < group and n * x.itemsize <= CHUNK_ROW_BYTES:
-        if outer >= GROUP_TASKS * (thread_count() if PARALLEL else 1) * group:
-            per = group
+    per = rows_per_task(outer, n, x.itemsize, thread_count() if PARALLEL else 1)
     # ``np.int64(t)``: a task is called with the types ``Kernel.task_types`` names, and
     # prange counts unsigned.
     for t in prange((outer + per - 1) // per):

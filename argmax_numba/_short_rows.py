@@ -19,7 +19,7 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic, register_jitable
 
 from ._ir import VECTOR_BYTES, key_ir
-from ._lanes import constants_of
+from ._lanes import constants_of, lanes_of
 
 __all__ = ["BYTE_ROW", "SHORT_ROW", "is_short", "short_group_argmax", "short_group_rows"]
 
@@ -54,11 +54,11 @@ def _paired(bits: int, n: int) -> bool:
     return bits == 16 and n % 2 == 0
 
 
-def _group_rows(bits: int, n: int) -> int:
-    """Rows that one ``short_group_argmax`` reads: a vector's lanes, or half as many where
-    they are dealt out in pairs."""
-    lanes = VECTOR_BYTES * 8 // bits
-    return lanes // 2 if _paired(bits, n) else lanes
+def _group_rows(x, n: int) -> int:
+    """Rows that one ``short_group_argmax`` reads from the array type ``x``: a vector's
+    lanes, or half as many where they are dealt out in pairs."""
+    lanes = lanes_of(x)
+    return lanes // 2 if _paired(x.dtype.bitwidth, n) else lanes
 
 
 @intrinsic(prefer_literal=True)
@@ -67,7 +67,7 @@ def short_group_rows(typingctx, like, length):
     arrays like ``like``."""
     if not isinstance(length, types.IntegerLiteral):
         raise errors.TypingError("short_group_rows(): length must be a constant")
-    rows = _group_rows(like.dtype.bitwidth, length.literal_value)
+    rows = _group_rows(like, length.literal_value)
 
     def codegen(context, builder, sig, args):
         return context.get_constant(types.int64, rows)
@@ -99,7 +99,7 @@ def short_group_argmax(typingctx, x, o, count, out, kind, last, length):
         )
     n = length.literal_value
     paired = _paired(bits, n)
-    rows = _group_rows(bits, n)
+    rows = _group_rows(x, n)
     unit, per_row = (2 * bits, n // 2) if paired else (bits, n)  # dealt elements
     signature = types.none(x, o, count, out, kind, last, length)
 

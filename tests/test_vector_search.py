@@ -36,8 +36,9 @@ from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 from argmax_numba._short_rows import SHORT_ROW, is_short
 from argmax_numba._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES
 
-# Every length with a task of its own (2 to 8, to 12 for 8-bit elements), around every
-# lane count (8, 16, 32 and 64 elements per 64-byte vector) and beyond.
+# Every length with a task of its own (2 to 8, to 12 for 8-bit elements and for 16-bit
+# ones of an even length), around every lane count (8, 16, 32 and 64 elements per 64-byte
+# vector) and beyond.
 ROW_LENGTHS = [*range(1, 14), 15, 16, 17, 31, 32, 33, 63, 64, 65, 129, 200, 1000, 4099]
 
 
