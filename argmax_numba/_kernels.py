@@ -677,7 +677,7 @@ class Kernel(NamedTuple):
 class Kernels(NamedTuple):
     """The drivers of one key kind, serial or parallel (compiled on first use)."""
 
-    rows: Kernel  # rows longer than CHUNK_ROW_BYTES
+    rows: Kernel  # rows longer than CHUNK_ROW_BYTES, or too few to search in groups
     chunk_rows: Kernel  # rows longer than GROUP_ROW_BYTES, up to CHUNK_ROW_BYTES
     group_rows: Kernel  # rows longer than short_rows take, up to GROUP_ROW_BYTES
     row_pieces: Kernel
