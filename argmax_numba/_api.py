@@ -204,10 +204,11 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             nsplit = max(1, min(-(-4 * threads // outer), n // (64 * m)))
         return NARROW, m, nsplit
     if threads > 1 and block < inner:
-        # Blocks of equal width, as many as make a multiple of the threads in all: prange
-        # gives every thread an equal count of tasks, and 5 blocks on 2 threads (4 full
-        # ones and a sliver) kept one thread at 3 full ones (64 MiB (256, 65552) float32
-        # along axis 0: 1.42-1.57 -> 1.27-1.29 of the read bound, as (256, 65536)).
+        # Blocks of equal width, as many as make a multiple of the threads in all: the
+        # parallel loop gives every thread an equal count of tasks, and 5 blocks on 2
+        # threads (4 full ones and a sliver) kept one thread at 3 full ones (64 MiB
+        # (256, 65552) float32 along axis 0: 1.42-1.57 -> 1.27-1.29 of the read bound,
+        # as (256, 65536)).
         nblocks = -(-inner // block)
         while outer * nblocks % threads:
             nblocks += 1

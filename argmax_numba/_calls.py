@@ -1,7 +1,7 @@
 """Calls of compiled code through its address.
 
 A numba function that calls another links in a copy of the callee and optimises it
-again; a parallel driver does so twice (its loop body is a function of its own). For a
+again (a ``prange`` loop does so twice: its body is a function of its own). For a
 column task that is about 0.6 s of a first call. The drivers therefore receive the
 compiled task's address at run time and call through it: the task is compiled once,
 the driver stays small, and both are cached on disk separately. ``argmax`` inside

@@ -41,18 +41,19 @@ compiled for one value of it, a constant of its code (the drivers take it at run
 and call the task compiled for it): a first call compiles half the searches.
 
 The work of one task is a serial function, compiled once per dtype; a driver runs the
-tasks, with ``prange`` for large inputs or a plain loop for small ones (and in processes
-where the parallel runtime cannot be used). ``where`` is the address of the compiled
-task: a driver that called its task by name would carry and re-optimise its own copy
-of it, and so would every user's function that calls ``argmax`` (``_calls``). One
-driver serves every kernel that runs its tasks the same way (``rows`` those of
-``group_rows`` and ``short_rows`` too, ``cols`` those of ``side_task`` and
-``each_task``), so a layout whose driver another has compiled compiles only its task.
-With one task per ``last`` and ``group_rows`` apart, a first call of 512 x 512 float32
-along axis 1 (rows of 2 KiB), with an empty cache, on an Intel Xeon (Emerald Rapids),
-went from 2.77 to 1.97 s (its task 1.80 -> 0.99 s), of rows of 20 float32 from 2.50 to
-1.27 s; with ``chunk_rows`` apart too, the same 512 x 512 from 1.19 to 0.85 s (its
-task 0.65 -> 0.21 s, medians of 4).
+tasks, split between numba's threads for large inputs or in a plain loop for small ones
+(and in processes where the parallel runtime cannot be used). The parallel loop is not
+``prange``, whose compile took longer than the rest of a driver's (``_task_loops``).
+``where`` is the address of the compiled task: a driver that called its task by name
+would carry and re-optimise its own copy of it, and so would every user's function that
+calls ``argmax`` (``_calls``). One driver serves every kernel that runs its tasks the
+same way (``rows`` those of ``group_rows`` and ``short_rows`` too, ``cols`` those of
+``side_task`` and ``each_task``), so a layout whose driver another has compiled compiles
+only its task. With one task per ``last`` and ``group_rows`` apart, a first call of
+512 x 512 float32 along axis 1 (rows of 2 KiB), with an empty cache, on an Intel Xeon
+(Emerald Rapids), went from 2.77 to 1.97 s (its task 1.80 -> 0.99 s), of rows of 20
+float32 from 2.50 to 1.27 s; with ``chunk_rows`` apart too, the same 512 x 512 from 1.19
+to 0.85 s (its task 0.65 -> 0.21 s, medians of 4).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from types import FunctionType
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import register_jitable
 from numba.np.numpy_support import from_dtype
 
@@ -90,6 +91,7 @@ from ._side_blocks import (
     gather_blocks,
     side_block,
 )
+from ._task_loops import parallel_tasks, serial_tasks
 
 __all__ = [
     "GROUP_TASKS",
@@ -538,9 +540,7 @@ def _make_parts(kind: int) -> dict:
     }
 
 
-def _compile(
-    fn, name: str, bound: dict, parallel: bool = False, inline: str = "never", driver=False
-):
+def _compile(fn, name: str, bound: dict, inline: str = "never", driver: bool = False):
     """``fn`` compiled lazily under ``name``, with ``bound`` as extra globals.
 
     Compiled functions reach each other as globals, never as closure cells (only the
@@ -551,15 +551,14 @@ def _compile(
         fn.__code__, {**fn.__globals__, **bound}, name, fn.__defaults__, fn.__closure__
     )
     bound_fn.__qualname__ = name
-    wrappers = {} if driver else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
-    return njit(parallel=parallel, inline=inline, **wrappers, **_OPTIONS)(bound_fn)
+    # Only drivers are called from Python; nothing calls a C function pointer of either.
+    wrappers = {"no_cpython_wrapper": not driver, "no_cfunc_wrapper": True}
+    return njit(inline=inline, **wrappers, **_OPTIONS)(bound_fn)
 
 
 # --- drivers: run the tasks serially or in parallel --------------------------------------
 
 
-# Every driver runs one task per step of its loop as ``call_task(where, args)``: ``where``
-# is the task's address. The other names are bound to one key kind's compiled tasks.
 @register_jitable
 def rows_per_task(outer: int, n: int, itemsize: int, threads: int) -> int:
     """Whole rows of ``n`` elements per task of ``rows``, for ``outer`` rows on
@@ -575,20 +574,20 @@ def rows_per_task(outer: int, n: int, itemsize: int, threads: int) -> int:
     return per
 
 
-# ``PARALLEL`` is whether the driver is the parallel one; ``per_task`` is
-# ``rows_per_task``, inlined (called as a function of its own, it took 0.14-0.20 s more
-# of a first call).
-row_parts = merge_parts = PARALLEL = per_task = None
+# Every driver runs its tasks as ``run_tasks(ntasks, where, head, tail)``, which calls
+# ``task(*head, t, *tail)`` for each task number t: ``where`` is the task's address,
+# ``run_tasks`` the serial or the parallel loop (``_task_loops``). ``PARALLEL`` is whether
+# the driver is the parallel one; ``per_task`` is ``rows_per_task``, inlined (called as a
+# function of its own, it took 0.14-0.20 s more of a first call). The other names are
+# bound to one key kind's compiled tasks.
+row_parts = merge_parts = PARALLEL = per_task = run_tasks = None
 search = by_element = short = across = ROW_LENGTH = None
 
 
 def rows(x, out, last, where):
     outer, n = x.shape
     per = per_task(outer, n, x.itemsize, thread_count() if PARALLEL else 1)
-    # ``np.int64(t)``: a task is called with the types ``Kernel.task_types`` names, and
-    # prange counts unsigned.
-    for t in prange((outer + per - 1) // per):
-        call_task(where, (x, out, np.int64(t), per))
+    run_tasks((outer + per - 1) // per, where, (x, out), (per,))
 
 
 def row_pieces(x, out, last, nchunks, where):
@@ -596,8 +595,7 @@ def row_pieces(x, out, last, nchunks, where):
     chunk = (n + nchunks - 1) // nchunks
     nchunks = (n + chunk - 1) // chunk
     part_key, part_at = row_parts(x, outer * nchunks)
-    for t in prange(outer * nchunks):
-        call_task(where, (x, part_key, part_at, np.int64(t), nchunks, chunk))
+    run_tasks(outer * nchunks, where, (x, part_key, part_at), (nchunks, chunk))
     merge_parts(c_view(out, 0, (outer, 1)), part_key, part_at, nchunks, last)
 
 
@@ -605,8 +603,7 @@ def cols(x, out, last, block, where):
     outer, inner = x.shape[0], x.shape[2]
     nblocks = (inner + block - 1) // block
     per = block // inner if nblocks == 1 else 1  # whole blocks x[o] to a task
-    for t in prange((outer + per - 1) // per * nblocks):
-        call_task(where, (x, out, np.int64(t), nblocks, block))
+    run_tasks((outer + per - 1) // per * nblocks, where, (x, out), (nblocks, block))
 
 
 def narrow(x, out, last, m, nsplit, lane_where, where):
@@ -616,8 +613,7 @@ def narrow(x, out, last, m, nsplit, lane_where, where):
     nsplit = (n + per - 1) // per
     ntasks = outer * nsplit
     part_key, part_at = row_parts(x, ntasks * inner)
-    for t in prange(ntasks):
-        call_task(where, (x, part_key, part_at, np.int64(t), nsplit, per, m, lane_where))
+    run_tasks(ntasks, where, (x, part_key, part_at), (nsplit, per, m, lane_where))
     merge_parts(out, part_key, part_at, nsplit, last)
 
 
@@ -691,14 +687,14 @@ class Kernels(NamedTuple):
 
 def _build(kind: int, parallel: bool) -> Kernels:
     mode = "par" if parallel else "ser"
+    loop = parallel_tasks if parallel else serial_tasks
     # One driver for every kernel that runs its tasks the same way: it takes the task's
     # address, so a layout whose driver another layout compiled compiles only its task.
     drivers = {
         fn: _compile(
             fn,
             f"{fn.__name__}_k{kind}_{mode}",
-            {**_PARTS[kind], "PARALLEL": parallel, "per_task": _PER_TASK},
-            parallel,
+            {**_PARTS[kind], "PARALLEL": parallel, "per_task": _PER_TASK, "run_tasks": loop},
             driver=True,
         )
         for fn in (rows, row_pieces, cols, narrow)

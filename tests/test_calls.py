@@ -13,34 +13,43 @@ from conftest import FLOATS
 from numba import types
 
 from argmax_numba import _task_table
+from argmax_numba._calls import task_address
 from argmax_numba._dtypes import kernel_view
 from argmax_numba._kernels import KERNELS
+from argmax_numba._task_loops import parallel_tasks, serial_tasks
 from argmax_numba._task_table import run_kernel
 
 
 def _calls_by_address(fn, args) -> list[tuple]:
-    """The argument types of every ``call_task`` in ``fn`` called with ``args`` (values,
-    or their numba types), as numba types them (compiled afresh, without the on-disk
-    cache, so that its typing is at hand)."""
+    """The argument types of the task in every ``call_task`` (``where, args``) and task
+    loop (``ntasks, where, head, tail``: the task takes ``head``, its number, ``tail``)
+    in ``fn`` called with ``args`` (values, or their numba types), as numba types them
+    (compiled afresh, without the on-disk cache, so that its typing is at hand)."""
     fresh = numba.njit(fn.py_func)
     signature = tuple(a if isinstance(a, types.Type) else numba.typeof(a) for a in args)
     fresh.compile(signature)
     calltypes = fresh.overloads[signature].type_annotation.calltypes
-    return [
-        tuple(sig.args[1])
-        for sig in calltypes.values()
-        if sig is not None
-        and len(sig.args) == 2
-        and isinstance(sig.args[0], types.Integer)
-        and isinstance(sig.args[1], types.BaseTuple)
-    ]
+    calls = []
+    for sig in calltypes.values():
+        if sig is None or not all(isinstance(a, types.Integer) for a in sig.args[:-2]):
+            continue
+        if (
+            len(sig.args) == 2
+            and isinstance(sig.args[0], types.Integer)
+            and isinstance(sig.args[1], types.BaseTuple)
+        ):
+            calls.append(tuple(sig.args[1]))
+        elif len(sig.args) == 4 and all(isinstance(a, types.BaseTuple) for a in sig.args[2:]):
+            calls.append((*sig.args[2], types.int64, *sig.args[3]))
+    return calls
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[3], np.dtype(np.uint64)], ids=str)
 @pytest.mark.parametrize("writeable", [True, False], ids=["writeable", "readonly"])
-def test_task_types_are_what_the_driver_passes(dtype, writeable):
+@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
+def test_task_types_are_what_the_driver_passes(dtype, writeable, parallel):
     kind, view_dtype = kernel_view(dtype)
-    k = KERNELS[(kind, False)]
+    k = KERNELS[(kind, parallel)]
     cases = [
         (k.rows, (4, 9), ()),
         (k.chunk_rows, (4, 9), ()),
@@ -91,3 +100,52 @@ def test_run_kernel_checks_argument_types():
     x = np.zeros((3, 4), np.float32)
     with pytest.raises(numba.core.errors.TypingError, match="rows takes"):
         wrong_last(x, np.empty(3, np.int64))
+
+
+def _record(out, seen, t, tag):
+    # A task: records its number where it ran, and which thread ran it; fails on t == -tag.
+    if t == -tag:
+        raise ValueError("task failed")
+    out[t] += 1 + tag
+    seen[t] = numba.get_thread_id()
+
+
+_RECORD = numba.njit(no_cpython_wrapper=True)(_record)
+_RECORD_TYPES = (types.int64[::1], types.int64[::1], types.int64, types.int64)
+
+
+@numba.njit
+def _run_serial(ntasks, where, out, seen, tag):
+    serial_tasks(ntasks, where, (out, seen), (tag,))
+
+
+@numba.njit
+def _run_parallel(ntasks, where, out, seen, tag):
+    parallel_tasks(ntasks, where, (out, seen), (tag,))
+
+
+@pytest.mark.parametrize("run", [_run_serial, _run_parallel], ids=["serial", "parallel"])
+def test_task_loops_run_every_task_once(run):
+    # Against a plain count: every task number in range(ntasks) runs once, with the
+    # arguments before and after its number; the parallel loop gives each thread one
+    # range of consecutive tasks.
+    where = task_address(_RECORD, _RECORD_TYPES)
+    threads = numba.get_num_threads()
+    for ntasks in (0, 1, 2, 3, 5, 64, 1001):
+        out, seen = np.zeros(ntasks + 1, np.int64), np.full(ntasks + 1, -1, np.int64)
+        run(ntasks, where, out, seen, 6)
+        np.testing.assert_array_equal(out, np.r_[np.full(ntasks, 7), 0])
+        ran = seen[:ntasks]
+        assert (np.diff(ran) != 0).sum() < threads  # consecutive tasks stay together
+        assert len(set(ran)) <= min(threads, max(ntasks, 1))
+
+
+def test_task_loops_report_a_failed_task():
+    where = task_address(_RECORD, _RECORD_TYPES)
+    out, seen = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    with pytest.raises(ValueError, match="task failed"):
+        _run_serial(8, where, out, seen, -3)
+    out[:] = 0
+    with pytest.raises(RuntimeError, match="a task failed"):
+        _run_parallel(8, where, out, seen, -3)
+    assert (np.delete(out, 3) == -2).all() and out[3] == 0  # the others ran

@@ -581,7 +581,7 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
 
 @pytest.mark.parametrize("threads", [2, 3, 4])
 def test_column_blocks_shared_evenly(threads, monkeypatch):
-    # prange hands each thread an equal count of tasks: columns split between tasks make
+    # The parallel loop hands each thread an equal count of tasks: columns split between tasks make
     # blocks of one width (the last one narrower by less than a block's count), as many
     # as a multiple of the threads in all.
     for outer, n, inner, size in [
