@@ -18,7 +18,7 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _launch_threads
 
-__all__ = ["call_task", "native_call", "task_address", "thread_count"]
+__all__ = ["call_task", "native_call", "task_address", "thread_count", "thread_count_ir"]
 
 
 @intrinsic
@@ -70,15 +70,21 @@ def thread_count(typingctx):
     _launch_threads()  # the runtime, and its symbols
 
     def codegen(context, builder, sig, args):
-        # Code that calls the runtime must start it when it is loaded from the disk cache.
-        # numba arranges that only for code with parallel loops of its own or linked in,
-        # and the parallel drivers are called through their addresses, not linked in.
-        context.active_code_library._reload_init.add(_launch_threads)
-        # Declared as numba's parallel loops declare it (returning an intp), which may be
-        # in the same module; the C function returns an int, so only its low 32 bits count.
-        fnty = ir.FunctionType(ir.IntType(64), [])
-        runtime = cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads")
-        count = builder.trunc(builder.call(runtime, []), ir.IntType(32))
-        return builder.sext(count, ir.IntType(64))
+        return thread_count_ir(context, builder)
 
     return types.int64(), codegen
+
+
+def thread_count_ir(context, builder) -> ir.Value:
+    """``thread_count()`` in LLVM IR, an i64, for the code ``builder`` is emitting (which
+    must have been typed after ``_launch_threads()``: it defines the symbol)."""
+    # Code that calls the runtime must start it when it is loaded from the disk cache.
+    # numba arranges that only for code with parallel loops of its own or linked in, and
+    # the parallel drivers are called through their addresses, not linked in.
+    context.active_code_library._reload_init.add(_launch_threads)
+    # Declared as numba's parallel loops declare it (returning an intp), which may be in
+    # the same module; the C function returns an int, so only its low 32 bits count.
+    fnty = ir.FunctionType(ir.IntType(64), [])
+    runtime = cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads")
+    count = builder.trunc(builder.call(runtime, []), ir.IntType(32))
+    return builder.sext(count, ir.IntType(64))

@@ -19,7 +19,7 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _launch_threads
 
-from ._calls import native_call
+from ._calls import native_call, thread_count_ir
 
 __all__ = ["parallel_tasks", "serial_tasks"]
 
@@ -86,14 +86,9 @@ def parallel_tasks(typingctx, ntasks, where, head, tail):
     arg_types = _task_types(head_types, tail_types)
 
     def codegen(context, builder, sig, args):
-        # Code that calls the threading layer must start it when loaded from the cache.
-        context.active_code_library._reload_init.add(_launch_threads)
         module = builder.module
         n = context.cast(builder, args[0], sig.args[0], types.int64)
-        count_fn = cgutils.get_or_insert_function(
-            module, ir.FunctionType(_I64, []), "get_num_threads"
-        )
-        threads = builder.sext(builder.trunc(builder.call(count_fn, []), ir.IntType(32)), _I64)
+        threads = thread_count_ir(context, builder)  # and starts the layer on a cache load
         ranges = builder.select(builder.icmp_signed("<", n, threads), n, threads)
         # What the kernel reads: the fields up to _ARGS, then the task's arguments.
         heads, tails = _unpack(builder, args[2], args[3], len(head_types), len(tail_types))

@@ -30,16 +30,12 @@ def _calls_by_address(fn, args) -> list[tuple]:
     fresh.compile(signature)
     calltypes = fresh.overloads[signature].type_annotation.calltypes
     calls = []
-    for sig in calltypes.values():
-        if sig is None or not all(isinstance(a, types.Integer) for a in sig.args[:-2]):
-            continue
-        if (
-            len(sig.args) == 2
-            and isinstance(sig.args[0], types.Integer)
-            and isinstance(sig.args[1], types.BaseTuple)
-        ):
+    for sig in filter(None, calltypes.values()):
+        ints = [isinstance(a, types.Integer) for a in sig.args]
+        tuples = [isinstance(a, types.BaseTuple) for a in sig.args]
+        if ints == [True, False] and tuples == [False, True]:
             calls.append(tuple(sig.args[1]))
-        elif len(sig.args) == 4 and all(isinstance(a, types.BaseTuple) for a in sig.args[2:]):
+        elif ints == [True, True, False, False] and tuples == [False, False, True, True]:
             calls.append((*sig.args[2], types.int64, *sig.args[3]))
     return calls
 
@@ -103,7 +99,8 @@ def test_run_kernel_checks_argument_types():
 
 
 def _record(out, seen, t, tag):
-    # A task: records its number where it ran, and which thread ran it; fails on t == -tag.
+    # A task: adds 1 + tag at its number t and records the thread that ran it; fails on
+    # t == -tag.
     if t == -tag:
         raise ValueError("task failed")
     out[t] += 1 + tag
