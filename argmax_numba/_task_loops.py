@@ -13,6 +13,8 @@ loop: into one range of consecutive tasks per thread.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
@@ -79,8 +81,8 @@ def serial_tasks(typingctx, ntasks, where, head, tail):
 def parallel_tasks(typingctx, ntasks, where, head, tail):
     """``serial_tasks``, with the tasks split into one range of consecutive tasks per
     thread of numba's threading layer (fewer where there are fewer tasks), which run at
-    once. A task that fails (it could only fail to allocate) raises ``RuntimeError``
-    once all have run."""
+    once, without the GIL. A task that fails (it could only fail to allocate) raises
+    ``RuntimeError`` once all have run."""
     _launch_threads()  # the threading layer, and the symbols it defines
     head_types, tail_types = _check(ntasks, where, head, tail)
     arg_types = _task_types(head_types, tail_types)
@@ -106,7 +108,7 @@ def parallel_tasks(typingctx, ntasks, where, head, tail):
         steps = cgutils.alloca_once_value(builder, _I64(1))
         call = [first, dims, steps, builder.bitcast(data, _I8P)]
         with builder.if_else(builder.icmp_signed(">", ranges, _I64(1))) as (split, alone):
-            with split:
+            with split, _gil_released(context, builder):
                 parallel_for = cgutils.get_or_insert_function(
                     module, _PARALLEL_FOR_TYPE, "numba_parallel_for"
                 )
@@ -122,6 +124,23 @@ def parallel_tasks(typingctx, ntasks, where, head, tail):
         return context.get_dummy_value()
 
     return types.none(ntasks, where, head, tail), codegen
+
+
+@contextmanager
+def _gil_released(context, builder):
+    """Code emitted within runs without the GIL, released if the calling thread holds it
+    (a user's ``@njit`` function without ``nogil``; numba's ``prange`` loops release it
+    too), so that other Python threads run meanwhile. Drivers called from Python do not
+    hold it, and do not take it here (``PyGILState_Ensure`` would wait for it)."""
+    pyapi = context.get_python_api(builder)
+    check = pyapi._get_function(ir.FunctionType(ir.IntType(32), []), name="PyGILState_Check")
+    held = builder.icmp_unsigned("!=", builder.call(check, []), ir.IntType(32)(0))
+    state = cgutils.alloca_once_value(builder, ir.Constant(_I8P, None))
+    with builder.if_then(held):
+        builder.store(pyapi.save_thread(), state)
+    yield
+    with builder.if_then(held):
+        pyapi.restore_thread(builder.load(state))
 
 
 def _kernel(context, module, shared, arg_types: tuple, count_head: int) -> ir.Function:

@@ -10,7 +10,9 @@ import numba
 import numpy as np
 import pytest
 from conftest import FLOATS
+from llvmlite import ir
 from numba import types
+from numba.extending import intrinsic
 
 from argmax_numba import _task_table
 from argmax_numba._calls import task_address
@@ -146,3 +148,40 @@ def test_task_loops_report_a_failed_task():
     with pytest.raises(RuntimeError, match="a task failed"):
         _run_parallel(8, where, out, seen, -3)
     assert (np.delete(out, 3) == -2).all() and out[3] == 0  # the others ran
+
+
+@intrinsic
+def _gil_held(typingctx):
+    # 1 where the calling thread holds the GIL (``PyGILState_Check``).
+    def codegen(context, builder, sig, args):
+        pyapi = context.get_python_api(builder)
+        check = pyapi._get_function(ir.FunctionType(ir.IntType(32), []), name="PyGILState_Check")
+        return builder.sext(builder.call(check, []), ir.IntType(64))
+
+    return types.int64(), codegen
+
+
+def _probe(held, ran, t, tag):
+    # A task: whether the thread that ran it held the GIL.
+    held[t] = _gil_held()
+    ran[t] = tag
+
+
+_PROBE = numba.njit(no_cpython_wrapper=True)(_probe)
+
+
+@numba.njit(nogil=True)
+def _run_parallel_nogil(ntasks, where, out, seen, tag):
+    parallel_tasks(ntasks, where, (out, seen), (tag,))
+
+
+def test_parallel_loop_runs_without_the_gil():
+    # A compiled caller that holds the GIL (as ``@njit`` code without ``nogil`` does)
+    # lets it go while the tasks run, as numba's prange loops do; one that does not hold
+    # it does not take it. The serial loop keeps it, which shows the probe works.
+    where = task_address(_PROBE, _RECORD_TYPES)
+    for run, expected in ((_run_serial, 1), (_run_parallel, 0), (_run_parallel_nogil, 0)):
+        held, ran = np.full(64, -1, np.int64), np.zeros(64, np.int64)
+        run(64, where, held, ran, 1)
+        assert (ran == 1).all()
+        assert (held == expected).all(), (run, held)
