@@ -13,6 +13,7 @@ loop: into one range of consecutive tasks per thread.
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 
 from llvmlite import ir
@@ -126,16 +127,30 @@ def parallel_tasks(typingctx, ntasks, where, head, tail):
     return types.none(ntasks, where, head, tail), codegen
 
 
+# The thread state that holds the GIL (3.10, 3.11), or this thread's where it holds the
+# GIL (3.12 on): renamed in 3.13.
+_HOLDER = (
+    "PyThreadState_GetUnchecked" if sys.version_info >= (3, 13) else "_PyThreadState_UncheckedGet"
+)
+
+
 @contextmanager
 def _gil_released(context, builder):
     """Code emitted within runs without the GIL, released if the calling thread holds it
     (a user's ``@njit`` function without ``nogil``; numba's ``prange`` loops release it
     too), so that other Python threads run meanwhile. Drivers called from Python do not
-    hold it, and do not take it here (``PyGILState_Ensure`` would wait for it)."""
+    hold it, and do not take it here (``PyGILState_Ensure`` would wait for it). Not
+    ``PyGILState_Check``, which says yes to every thread in a process that has made a
+    sub-interpreter: releasing a GIL this thread does not hold is a fatal error."""
     pyapi = context.get_python_api(builder)
-    check = pyapi._get_function(ir.FunctionType(ir.IntType(32), []), name="PyGILState_Check")
-    held = builder.icmp_unsigned("!=", builder.call(check, []), ir.IntType(32)(0))
-    state = cgutils.alloca_once_value(builder, ir.Constant(_I8P, None))
+    states = ir.FunctionType(_I8P, [])
+    holder = builder.call(pyapi._get_function(states, name=_HOLDER), [])
+    mine = builder.call(pyapi._get_function(states, name="PyGILState_GetThisThreadState"), [])
+    nobody = ir.Constant(_I8P, None)
+    held = builder.and_(
+        builder.icmp_unsigned("==", holder, mine), builder.icmp_unsigned("!=", mine, nobody)
+    )
+    state = cgutils.alloca_once_value(builder, nobody)
     with builder.if_then(held):
         builder.store(pyapi.save_thread(), state)
     yield
