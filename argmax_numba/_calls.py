@@ -18,7 +18,14 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _launch_threads
 
-__all__ = ["call_task", "native_call", "task_address", "thread_count", "thread_count_ir"]
+__all__ = [
+    "call_task",
+    "native_call",
+    "native_status",
+    "task_address",
+    "thread_count",
+    "thread_count_ir",
+]
 
 
 @intrinsic
@@ -43,11 +50,18 @@ def call_task(typingctx, where, args):
 def native_call(context, builder, address, arg_types: tuple, values: list) -> None:
     """Emit a call of the numba function at ``address`` (an LLVM i64) that takes
     ``arg_types`` and returns nothing; an exception it raises is passed on."""
+    status = native_status(context, builder, address, arg_types, values)
+    with builder.if_then(status.is_error, likely=False):
+        context.call_conv.return_status_propagate(builder, status)
+
+
+def native_status(context, builder, address, arg_types: tuple, values: list):
+    """``native_call``, for code that cannot pass an exception on (a kernel of the
+    threading layer): the call's status, which the caller checks itself."""
     fnty = context.call_conv.get_function_type(types.none, arg_types)
     function = builder.inttoptr(address, fnty.as_pointer())
     status, _ = context.call_conv.call_function(builder, function, types.none, arg_types, values)
-    with builder.if_then(status.is_error, likely=False):
-        context.call_conv.return_status_propagate(builder, status)
+    return status
 
 
 def task_address(task, arg_types: tuple) -> int:

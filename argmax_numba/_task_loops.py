@@ -22,7 +22,7 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _launch_threads
 
-from ._calls import native_call, thread_count_ir
+from ._calls import native_call, native_status, thread_count_ir
 
 __all__ = ["parallel_tasks", "serial_tasks"]
 
@@ -174,8 +174,6 @@ def _kernel(context, module, shared, arg_types: tuple, count_head: int) -> ir.Fu
     ]
     where, n, ranges = fields[_WHERE], fields[_COUNT], fields[_RANGES]
     rest = fields[_ARGS:]
-    fnty = context.call_conv.get_function_type(types.none, arg_types)
-    task = builder.inttoptr(where, fnty.as_pointer())
     start = builder.ptrtoint(builder.load(args), _I64)
     with cgutils.for_range(builder, builder.load(dims)) as item:
         r = builder.add(start, item.index)
@@ -183,9 +181,7 @@ def _kernel(context, module, shared, arg_types: tuple, count_head: int) -> ir.Fu
         t1 = builder.udiv(builder.mul(builder.add(r, _I64(1)), n), ranges)
         with cgutils.for_range(builder, t1, start=t0) as task_loop:
             values = [*rest[:count_head], task_loop.index, *rest[count_head:]]
-            status, _ = context.call_conv.call_function(
-                builder, task, types.none, arg_types, values
-            )
+            status = native_status(context, builder, where, arg_types, values)
             with builder.if_then(status.is_error, likely=False):
                 builder.store(_FLAG(1), cgutils.gep_inbounds(builder, shared_ptr, 0, _FAILED))
     builder.ret_void()

@@ -118,9 +118,12 @@ def _run_serial(ntasks, where, out, seen, tag):
     serial_tasks(ntasks, where, (out, seen), (tag,))
 
 
-@numba.njit
-def _run_parallel(ntasks, where, out, seen, tag):
+def _run_parallel_tasks(ntasks, where, out, seen, tag):
     parallel_tasks(ntasks, where, (out, seen), (tag,))
+
+
+_run_parallel = numba.njit(_run_parallel_tasks)
+_run_parallel_nogil = numba.njit(nogil=True)(_run_parallel_tasks)
 
 
 @pytest.mark.parametrize("run", [_run_serial, _run_parallel], ids=["serial", "parallel"])
@@ -168,11 +171,6 @@ def _probe(held, ran, t, tag):
 
 
 _PROBE = numba.njit(no_cpython_wrapper=True)(_probe)
-
-
-@numba.njit(nogil=True)
-def _run_parallel_nogil(ntasks, where, out, seen, tag):
-    parallel_tasks(ntasks, where, (out, seen), (tag,))
 
 
 def test_parallel_loop_runs_without_the_gil():
