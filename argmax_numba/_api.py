@@ -149,7 +149,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     ``(CHUNKS, 0, 0)`` (longer rows of up to CHUNK_ROW_BYTES, not split), ``(COLS,
     block, how)`` (``block`` inner positions to a task; ``block // inner`` whole blocks
     where it spans them, read with rows side by side where ``how`` is SIDE, gathered a
-    few blocks at a time where it is EACH) or ``(NARROW, m, nsplit)``.
+    few blocks at a time where it is EACH, and where it is 0, rows of at least a vector)
+    or ``(NARROW, m, nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
@@ -169,7 +170,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
         if nchunks == 1 and n * itemsize <= CHUNK_ROW_BYTES and held:
             return CHUNKS, 0, 0
         return ROWS, nchunks, 0
-    m = max(1, LANE_BYTES // (inner * itemsize))  # rows read side by side
+    # Rows read side by side: at least a vector's worth (``narrow`` reads whole vectors).
+    m = max(-(-VECTOR_BYTES // (inner * itemsize)), LANE_BYTES // (inner * itemsize))
     # Few blocks x[o], whose rows the narrow kernel splits between the cores. Many blocks
     # go to ``cols`` whole, large ones too: a narrow task per block cost 3-10x ``cols``
     # on (k, 64, 16) float32, (k, 256, 16) int8 and (k, 100, 40) float32 or int8 along
@@ -180,7 +182,7 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     # 1.37 -> 1.09).
     few = outer < 4 * threads
     narrow = inner * itemsize < NARROW_BYTES and few
-    block = max(1, COL_BLOCK_BYTES // itemsize)
+    block = max(VECTOR_BYTES, COL_BLOCK_BYTES) // itemsize  # (``cols`` reads whole vectors)
     # Too few blocks for the cores: narrower ones, as few as give every thread an equal
     # share (64 MiB along axis 0, two per thread against one: (4096, 4096) float32 1.38-1.56
     # -> 1.24-1.25 of the read bound, (8192, 2048) float32 1.81-1.86 -> 1.31-1.34,
@@ -212,7 +214,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
         nblocks = -(-inner // block)
         while outer * nblocks % threads:
             nblocks += 1
-        block = -(-inner // nblocks)
+        # (At least a vector each: ``cols`` reads a block as whole vectors.)
+        block = max(-(-inner // nblocks), VECTOR_BYTES // itemsize)
     if not split and block >= inner:
         # Whole blocks x[o] to a task, as many as make COL_BLOCK_BYTES (a task per block
         # of 4 KiB or less cost more than reading it), at least four tasks per thread.
@@ -230,6 +233,10 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             if n // m >= SIDE_GROUPS and (whole or gathers > GATHERED_ROWS):
                 return COLS, block, SIDE  # rows side by side (``side_cols``)
             return COLS, block, EACH  # gathered (``each_cols``)
+    if inner * itemsize < VECTOR_BYTES:
+        # ``cols`` reads rows of at least a vector. Narrower ones split between threads get
+        # here only for inputs too small for the threads (``serial``): a block to a task.
+        return COLS, inner, EACH
     return COLS, block, 0
 
 
@@ -252,9 +259,7 @@ def _choose(
         kernel, extra = (k.cols, k.side_cols, k.each_cols)[p2], (p1,)
     else:
         kernel, extra = k.narrow, (p1, p2)
-    writeable = view.flags.writeable
-    extra += tuple(getattr(k, h).address(view.dtype, writeable, last) for h in kernel.helpers)
-    where = kernel.address(view.dtype, writeable, last)
+    where = kernel.address(view.dtype, view.flags.writeable, last)
     if kernel.ndim == 2:
         return kernel.driver, (outer, n), (outer,), (*extra, where)
     return kernel.driver, (outer, n, inner), (outer, inner), (*extra, where)

@@ -14,37 +14,17 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils, errors
+from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _launch_threads
 
 __all__ = [
-    "call_task",
     "native_call",
     "native_status",
     "task_address",
     "thread_count",
     "thread_count_ir",
 ]
-
-
-@intrinsic
-def call_task(typingctx, where, args):
-    """Call the compiled function at address ``where`` with the tuple ``args``.
-
-    The function must have been compiled by numba for exactly the types in ``args``
-    (``task_address`` gives such an address) and return nothing.
-    """
-    if not isinstance(where, types.Integer) or not isinstance(args, types.BaseTuple):
-        raise errors.TypingError("call_task(): takes an integer address and a tuple")
-    arg_types = tuple(args)
-
-    def codegen(context, builder, sig, llargs):
-        values = [builder.extract_value(llargs[1], i) for i in range(len(arg_types))]
-        native_call(context, builder, llargs[0], arg_types, values)
-        return context.get_dummy_value()
-
-    return types.none(where, args), codegen
 
 
 def native_call(context, builder, address, arg_types: tuple, values: list) -> None:

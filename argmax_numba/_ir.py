@@ -18,6 +18,7 @@ __all__ = [
     "lane_of",
     "loaded",
     "masked_load",
+    "masked_store",
     "prefetch",
     "reduce",
     "resize",
@@ -48,6 +49,17 @@ def masked_load(builder: ir.IRBuilder, pointer: ir.Value, inside: ir.Value) -> i
     fn = cgutils.get_or_insert_function(builder.module, fnty, name)
     align = ir.Constant(ir.IntType(32), vty.element.width // 8)
     return builder.call(fn, [pointer, align, inside, ir.Constant(vty, 0)])
+
+
+def masked_store(builder: ir.IRBuilder, value: ir.Value, pointer: ir.Value, inside) -> None:
+    """Store the vector ``value`` at ``pointer`` in the lanes where the i1 vector
+    ``inside`` is true; the other lanes' memory is not touched (``masked_load``)."""
+    vty = value.type
+    fnty = ir.FunctionType(ir.VoidType(), [vty, pointer.type, ir.IntType(32), inside.type])
+    name = f"llvm.masked.store.v{vty.count}i{vty.element.width}.p0"
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    align = ir.Constant(ir.IntType(32), vty.element.width // 8)
+    builder.call(fn, [value, pointer, align, inside])
 
 
 def prefetch(builder: ir.IRBuilder, pointer: ir.Value) -> None:

@@ -22,19 +22,19 @@ Every input reaches a kernel in a canonical C-contiguous layout:
 * ``cols(x, out, last, block, where)`` reduces the middle axis of ``x[outer, n, inner]``. Each
   task owns ``block`` consecutive inner positions and folds the ``n`` rows into a
   running maximum and row number per position, ``FOLD_ROWS`` rows at a time in vector
-  registers (``_lanes``; fewer where rows are far apart, and one where a vector takes
-  several registers and rows are long: ``fold_rows``), so every byte of the input is
-  read once.
+  registers (``_col_blocks``, ``_lanes``; fewer where rows are far apart, and one where
+  a vector takes several registers and rows are long: ``fold_rows``), so every byte of
+  the input is read once.
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
   reads ``m`` consecutive rows side by side as one row of whole vectors (a block whose
   wide row is one vector, in registers from its first row to its last:
   ``_side_blocks``), or, where that would make too few such rows, to ``each_task``,
   which gathers the same row of several blocks into one vector.
-* ``narrow(x, out, last, m, nsplit, lane_where, where)`` is ``cols`` for a few columns (small
+* ``narrow(x, out, last, m, nsplit, where)`` is ``cols`` for a few columns (small
   ``inner``) and many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive
-  rows read as one wide row give ``cols`` enough lanes to vectorise, and the rows are
-  split into ``nsplit`` ranges per outer index so that every core has work. Its task
-  runs ``col_task`` on each range, at the address ``lane_where``.
+  rows read as one wide row give the fold of ``cols`` enough lanes to vectorise, and
+  the rows are split into ``nsplit`` ranges per outer index so that every core has
+  work.
 
 ``last`` selects the last occurrence of the maximum instead of the first. Each task is
 compiled for one value of it, a constant of its code (the drivers take it at run time
@@ -68,17 +68,15 @@ from numba.extending import register_jitable
 from numba.np.numpy_support import from_dtype
 
 from ._arrays import c_view, empty
-from ._calls import call_task, task_address, thread_count
+from ._calls import task_address, thread_count
 from ._candidates import choose, take_first, take_last
+from ._col_blocks import fold_block
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
-from ._keys import index_span, key, key_vector, least_of, narrow_index, narrow_span
+from ._keys import key, key_vector, narrow_index, narrow_span
 from ._lanes import (
-    FOLD_ROWS,
-    fold_rows,
     lane_argmax,
     lane_count,
-    lane_rows_update,
     lane_slots,
     lane_span,
 )
@@ -247,71 +245,20 @@ def _make_tasks(kind: int, last: int):
         part_key[t], part_at[t] = search(x, o, start, min(start + chunk, x.shape[1]))
 
     def col_task(x, out, t, nblocks, block):
+        # ``block`` columns of x[o] (whole blocks x[o], ``block // inner`` of them, where
+        # there is one block), each folded over its rows by ``fold_block``; rows of x are
+        # at least a vector wide (``plan``), as that needs.
         outer, n, inner = x.shape
-        per = block // inner if nblocks == 1 else 1  # whole blocks x[o] (``cols``)
+        per = block // inner if nblocks == 1 else 1
         o0 = t // nblocks * per
         j0 = (t - t // nblocks * nblocks) * block
         w = min(block, inner - j0)
-        # Columns searched with vectors: all of them where they fill one (a partial last
-        # vector overlaps the one before it; one column at a time, the last 4 of 100
-        # took 40% of the time), else none.
-        wv = w if w >= lane_count(x) else 0
-        # The running maxima: of the columns one at a time, or of the vectors, a partial
-        # last one in a slot of its own from ``cut`` on (``lane_slots``).
-        slots = lane_slots(wv, lane_count(x)) if wv else w
-        cut = slots - lane_count(x) if slots > w else w
+        slots = lane_slots(w, lane_count(x))
         best = key_vector(slots, x, kind)
-        # Row numbers within a stretch of ``span`` rows fit ``narrow_index``'s integers
-        # (the data's width, at most 16 bits), so the index update runs on vectors no
-        # wider than the data's; whole groups of rows.
-        span = index_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(slots, x)
-        itype = hit.dtype.type
-        fold = fold_rows(inner * x.itemsize)
         for o in range(o0, min(o0 + per, outer)):
-            at = out[o, j0 : j0 + w]
-            # Each column's running maximum starts at the least integer of the key type, at
-            # or below every key, so row 0 is folded with the others and n rows, a multiple
-            # of ``fold``, make whole groups. A row equal to the start is taken only for
-            # ``last``; otherwise every row so far equals it and ``at`` keeps 0, the first.
-            # A start of row 0's keys left n - 1 rows, and a group of them folded one row
-            # at a time: 64 MiB, per-round ratios to the read bound, (65536, 64, 16) int8
-            # along axis 1 2.31 -> 1.98, (8192, 64, 16) int64 1.44 -> 1.27, (256, 65536)
-            # float32 along axis 0 1.19 -> 1.14.
-            for j in range(slots):
-                best[j] = least_of(best)
-                hit[j] = -1
-            for j in range(w):
-                at[j] = 0
-            first = (o * n) * inner + j0  # flat index of x[o, 0, j0]
-            for k0 in range(0, n, span):
-                k1 = min(k0 + span, n)
-                # ``fold`` rows at a time are folded into the running maxima, which stay
-                # in registers meanwhile ...
-                for k in range(k0, k1, fold):
-                    row_k, rows, number = first + k * inner, min(fold, k1 - k), k - k0
-                    lane_rows_update(x, row_k, inner, rows, wv, best, hit, number, kind, last)
-                # ... or one element at a time, where there are too few columns for a
-                # vector (indexed, not sliced: a slice per row costs reference counting).
-                for k in range(k0, k1 if wv < w else k0):
-                    r = itype(k - k0)
-                    for j in range(wv, w):
-                        v = key(x[o, k, j0 + j], kind)
-                        if last:
-                            best[j], hit[j] = take_last(best[j], hit[j], v, r)
-                        else:
-                            best[j], hit[j] = take_first(best[j], hit[j], v, r)
-                # The stretch's row numbers into ``at`` (a select, not a branch: the loop
-                # is vectorised; for 8-bit data, 120-row stretches, that took 1.96 -> 1.70
-                # of the read bound in cache); a partial last vector's from its slot.
-                for j in range(cut):
-                    h = hit[j]
-                    at[j] = k0 + h if h >= 0 else at[j]
-                for j in range(cut, w):
-                    h = hit[j + slots - w]
-                    at[j] = k0 + h if h >= 0 else at[j]
-                for j in range(slots):
-                    hit[j] = -1
+            at = o * inner + j0
+            fold_block(x, o * n * inner + j0, n, inner, w, best, hit, out, at, kind, last)
 
     def rows_across(blk, best, at, r0, r1, inner):
         # Rows r0..r1 of the block ``blk`` (rows of ``inner`` elements) taken into the
@@ -393,10 +340,8 @@ def _make_tasks(kind: int, last: int):
         width = m * inner  # lanes of a wide row, a whole number of vectors
         rows = n // m
         best = key_vector(width, x, kind)
-        span = index_span(x) // FOLD_ROWS * FOLD_ROWS
         hit = narrow_index(width, x)
         at = empty(width, np.int64)  # each lane's wide row
-        fold = fold_rows(width * x.itemsize)
         # One vector a wide row, all of them numbered in the lanes' width: the whole
         # block in registers (``side_block``).
         whole = width == lanes and rows <= narrow_span(x)
@@ -412,19 +357,7 @@ def _make_tasks(kind: int, last: int):
         for o in range(t * per, min(t * per + per, outer)):
             first = o * n * inner  # flat index of x[o, 0, 0]
             blk = c_view(x, first, n * inner)  # (as in ``each_task``)
-            for j in range(width):  # (as in ``col_task``)
-                best[j] = least_of(best)
-                hit[j] = -1
-                at[j] = 0
-            for k0 in range(0, rows, span):
-                k1 = min(k0 + span, rows)
-                for k in range(k0, k1, fold):
-                    row_k, count, number = first + k * width, min(fold, k1 - k), k - k0
-                    lane_rows_update(x, row_k, width, count, width, best, hit, number, kind, last)
-                for j in range(width):
-                    h = hit[j]
-                    at[j] = k0 + h if h >= 0 else at[j]
-                    hit[j] = -1
+            fold_block(x, first, rows, width, width, best, hit, at, 0, kind, last)
             # Each column's m lanes merged into its first, earlier rows first on ties, then
             # the rows left over: loops across the columns, which LLVM vectorises.
             for c in range(inner):
@@ -446,12 +379,10 @@ def _make_tasks(kind: int, last: int):
             for c in range(inner):
                 out[o, c] = at[c]
 
-    def narrow_task(x, part_key, part_at, t, nsplit, per, m, lane_where):
+    def narrow_task(x, part_key, part_at, t, nsplit, per, m):
         # Rows r0..r1 of ``x[o]``, a few columns wide: ``m`` consecutive rows side by side
-        # form one wide row of lanes for ``col_task`` (at ``lane_where``: called by name,
-        # it would be linked in and optimised again, about 1 s of a first call); then the
-        # m lanes of each column are merged, and the rows left over are scanned one by
-        # one.
+        # form one wide row of lanes, folded as ``col_task`` folds a block; then the m
+        # lanes of each column are merged, and the rows left over are scanned one by one.
         n, inner = x.shape[1], x.shape[2]
         o = t // nsplit
         r0 = (t - o * nsplit) * per
@@ -465,12 +396,14 @@ def _make_tasks(kind: int, last: int):
         groups = (r1 - r0) // m
         if groups > 0:
             lanes = m * inner
-            wide = c_view(flat, r0 * inner, (1, groups, lanes))
-            group_of = c_view(empty(lanes, np.int64), 0, (1, lanes))
-            call_task(lane_where, (wide, group_of, np.int64(0), np.int64(1), lanes))
+            slots = lane_slots(lanes, lane_count(x))
+            best, hit = key_vector(slots, x, kind), narrow_index(slots, x)
+            group_of = empty(lanes, np.int64)
+            first = (o * n + r0) * inner
+            fold_block(x, first, groups, lanes, lanes, best, hit, group_of, 0, kind, last)
             for q in range(lanes):
                 c = q % inner
-                r = r0 + group_of[0, q] * m + q // inner
+                r = r0 + group_of[q] * m + q // inner
                 k = key(flat[r * inner + c], kind)
                 b = best_key[c]
                 if k > b or (k == b and (r > best_row[c] if last else r < best_row[c])):
@@ -606,22 +539,20 @@ def cols(x, out, last, block, where):
     run_tasks((outer + per - 1) // per * nblocks, where, (x, out), (nblocks, block))
 
 
-def narrow(x, out, last, m, nsplit, lane_where, where):
+def narrow(x, out, last, m, nsplit, where):
     outer, n, inner = x.shape
     per = (n + nsplit - 1) // nsplit
     per = (per + m - 1) // m * m  # rows per task, a multiple of m
     nsplit = (n + per - 1) // per
     ntasks = outer * nsplit
     part_key, part_at = row_parts(x, ntasks * inner)
-    run_tasks(ntasks, where, (x, part_key, part_at), (nsplit, per, m, lane_where))
+    run_tasks(ntasks, where, (x, part_key, part_at), (nsplit, per, m))
     merge_parts(out, part_key, part_at, nsplit, last)
 
 
 class Kernel(NamedTuple):
     """A driver, ``driver(x, out, last, *extra, where)``, and the task it runs, one for
-    each ``last`` (0 or 1). The last ``len(helpers)`` of ``extra`` are the addresses of
-    the tasks of the kernels named in ``helpers``, which the task calls for the same
-    dtype and ``last``."""
+    each ``last`` (0 or 1)."""
 
     driver: Any
     task: str  # the name of its tasks in ``tasks_of``
@@ -631,7 +562,6 @@ class Kernel(NamedTuple):
     ints: int  # the task's integer arguments, after its arrays
     extra: int  # the driver's integer arguments between ``last`` and ``where``
     addresses: dict  # (dtype, writeable, last) -> the task's address, once compiled
-    helpers: tuple[str, ...] = ()  # fields of ``Kernels``
 
     @property
     def tasks(self) -> tuple[Any, Any]:
@@ -700,8 +630,8 @@ def _build(kind: int, parallel: bool) -> Kernels:
         for fn in (rows, row_pieces, cols, narrow)
     }
 
-    def kernel(fn, task: str, ndim, parts, ints, extra, helpers=()) -> Kernel:
-        return Kernel(drivers[fn], task, kind, ndim, parts, ints, extra, {}, helpers)
+    def kernel(fn, task: str, ndim, parts, ints, extra) -> Kernel:
+        return Kernel(drivers[fn], task, kind, ndim, parts, ints, extra, {})
 
     return Kernels(
         kernel(rows, "rows_task", 2, False, 2, 0),
@@ -711,7 +641,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
         tuple(kernel(rows, f"short_rows_task{m}", 2, False, 2, 0) for m in range(2, BYTE_ROW + 1)),
         kernel(rows, "short_any_task", 2, False, 2, 0),
         kernel(cols, "col_task", 3, False, 3, 1),
-        kernel(narrow, "narrow_task", 3, True, 5, 3, helpers=("cols",)),
+        kernel(narrow, "narrow_task", 3, True, 4, 2),
         kernel(cols, "side_task", 3, False, 3, 1),
         kernel(cols, "each_task", 3, False, 3, 1),
     )

@@ -22,10 +22,8 @@ from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 __all__ = [
     "INDEX_BITS",
     "float_key_ir",
-    "index_span",
     "key",
     "key_vector",
-    "least_of",
     "lowest_key",
     "narrow_index",
     "narrow_span",
@@ -56,21 +54,6 @@ def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
     if kind != KIND_INT:
         return -_FLOAT_BITS[kind][0]
     return 0 if unsigned else -(1 << (bits - 1))
-
-
-@intrinsic
-def least_of(typingctx, array):
-    """The least integer of ``array``'s (integer) element type, a constant: below or
-    equal to every key (``np.iinfo`` in compiled code took 0.1 s more to compile)."""
-    item = array.dtype if isinstance(array, types.Array) else None
-    if not isinstance(item, types.Integer):
-        raise errors.TypingError("least_of(): takes an array of integers")
-    least = lowest_key(KIND_INT, item.bitwidth, not item.signed)
-
-    def codegen(context, builder, sig, args):
-        return context.get_constant(item, least)
-
-    return item(array), codegen
 
 
 @intrinsic(prefer_literal=True)
@@ -141,12 +124,6 @@ def _span_codegen(span: int):
         return context.get_constant(types.int64, span)
 
     return codegen
-
-
-@intrinsic
-def index_span(typingctx, like):
-    """How many consecutive row numbers fit ``narrow_index(., like)``, minus a sentinel."""
-    return types.int64(like), _span_codegen(2 ** (_index_bits(like) - 1) - 1)
 
 
 @intrinsic

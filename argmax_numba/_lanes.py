@@ -9,13 +9,15 @@ chunks, and reduces them to the run's maximum. Where that beats the best of the 
 far, the second finds the first (or last) block that holds it from those maxima, reads
 that block again, from cache, and finds the chunk and lane that hold it, without a
 branch on the data. (Short rows are searched many at once: ``_row_groups``.)
-``lane_rows_update`` works across rows instead, for each column of a block: a group of
+``emit_rows_fold`` works across rows instead, for each column of a block: a group of
 rows is folded into running maxima and row numbers that stay in registers meanwhile.
 Both are written in LLVM IR (numba would keep such lane state in memory), with vector
 types that LLVM maps onto whatever SIMD width the CPU has.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from llvmlite import ir
 from numba import types
@@ -46,12 +48,14 @@ __all__ = [
     "FOLD_ROWS",
     "RUN_BYTES",
     "VECTOR_BYTES",
+    "Fold",
     "constants_of",
+    "emit_rows_fold",
     "fold_lanes",
     "fold_rows",
+    "fold_spec",
     "lane_argmax",
     "lane_count",
-    "lane_rows_update",
     "lane_slots",
     "lane_span",
     "lanes_of",
@@ -70,7 +74,7 @@ BLOCK_CHUNKS = 16
 # rounds: (1, 16777216) float64 1.17 -> 1.01, float32 1.25 -> 1.08, (k, 262144) float32
 # 1.35 -> 1.15, (4, 2097152) float64 1.20 -> 1.06, (1, 16777216) bfloat16 1.62 -> 1.39).
 
-# Rows per call of ``lane_rows_update`` that it unrolls (measured on float64 columns of
+# Rows per call of ``emit_rows_fold`` that it unrolls (measured on float64 columns of
 # 1 KiB: 2x faster than a loop over the rows) ...
 FOLD_ROWS = 8
 # ... and for rows at least FAR_ROW_BYTES apart, which are read faster fewer at a time
@@ -93,7 +97,7 @@ FAR_ROW_BYTES = 4096
 # 1.40). With whole 512-bit units (AMD Zen 5), groups read (256, 256, 256) float32 at
 # 1.0-1.2 of the read bound.
 ALONG_ROW_BYTES = 192
-# ``lane_rows_update`` fetches near rows this many bytes on (at least the next group of rows):
+# ``emit_rows_fold`` fetches near rows this many bytes on (at least the next group of rows):
 # where that is more than one group, rows under 1 KiB, it was faster than fetching the next
 # group (64 MiB along axis 1, medians of 15-21 interleaved rounds: (8192, 64, 16) float64
 # 1.71-2.17 -> 1.31-1.61 of the read bound, int64 1.77 -> 1.50, (16384, 64, 16) float32
@@ -118,28 +122,24 @@ LONG_FOLD_ROW_BYTES = 1024
 FAR_ALONG_BYTES = 2048
 
 
-# ``fold_rows`` and ``lane_slots`` are intrinsics, not compiled functions of their own,
-# each of which took 0.04-0.10 s of the first call of a column layout.
-@intrinsic
-def fold_rows(typingctx, row_bytes):
-    """Rows a call of ``lane_rows_update`` should fold, for rows ``row_bytes`` apart."""
+# ``lane_slots`` is an intrinsic, not a compiled function of its own, which took
+# 0.04-0.10 s of the first call of a column layout.
+def fold_rows(builder, row_bytes: ir.Value) -> ir.Value:
+    """Rows one ``emit_rows_fold`` should fold, for rows ``row_bytes`` apart (i64s)."""
+    i64 = ir.IntType(64)
 
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        size = context.cast(builder, args[0], sig.args[0], types.int64)
+    def at_least(limit: int, rows: int, otherwise: ir.Value) -> ir.Value:
+        return builder.select(
+            builder.icmp_signed(">=", row_bytes, i64(limit)), i64(rows), otherwise
+        )
 
-        def at_least(limit: int, rows: int, otherwise: ir.Value) -> ir.Value:
-            return builder.select(builder.icmp_signed(">=", size, i64(limit)), i64(rows), otherwise)
-
-        near = at_least(ALONG_ROW_BYTES, 1, i64(FOLD_ROWS)) if SPLIT_VECTOR else i64(FOLD_ROWS)
-        return at_least(FAR_ROW_BYTES, FAR_FOLD_ROWS, near)
-
-    return types.int64(row_bytes), codegen
+    near = at_least(ALONG_ROW_BYTES, 1, i64(FOLD_ROWS)) if SPLIT_VECTOR else i64(FOLD_ROWS)
+    return at_least(FAR_ROW_BYTES, FAR_FOLD_ROWS, near)
 
 
 @intrinsic
 def lane_slots(typingctx, width, lanes):
-    """Elements of ``best`` and ``hit`` that ``lane_rows_update`` uses for ``width``
+    """Elements of ``best`` and ``hit`` that ``emit_rows_fold`` uses for ``width``
     columns, ``lanes`` to a vector: a partial last vector gets a whole one of its own.
     Overlapping the vector before it, its maxima were read right after that vector's were
     written for each row folded, which stalled the loads (64 MiB along axis 1 one row at a
@@ -183,7 +183,7 @@ def _int64_constant(value: int):
 
 @intrinsic
 def lane_count(typingctx, like):
-    """Elements per vector of ``lane_argmax`` and ``lane_rows_update`` for arrays like
+    """Elements per vector of ``lane_argmax`` and ``emit_rows_fold`` for arrays like
     ``like``."""
     return types.int64(like), _int64_constant(lanes_of(like))
 
@@ -499,147 +499,151 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
     return signature, codegen
 
 
-@intrinsic(prefer_literal=True)
-def lane_rows_update(typingctx, x, start, stride, nrows, width, best, hit, row0, kind, last):
-    """Fold ``nrows`` rows of ``width`` elements into running maxima in ``best`` and
-    their row numbers in ``hit``, vector by vector.
+class Fold(NamedTuple):
+    """What the folds of ``emit_rows_fold`` are compiled for (``fold_spec``)."""
 
-    Row ``r`` starts at flat index ``start + r * stride`` of the C-contiguous ``x`` and
-    is numbered ``row0 + r`` (which must fit ``hit``'s integers); ``width`` is 0 or at
-    least ``lane_count(x)``. Where it is not a multiple of that, the last vector of
-    columns overlaps the one before it, and its maxima are kept apart, in a whole vector
-    of their own after the others: ``best`` and ``hit`` hold ``lane_slots`` elements,
-    column ``j`` of the last vector at ``j + lane_slots(width, lanes) - width``. A row
-    replaces the running maximum where it is greater (``last`` = 1: greater or equal).
-    Each vector of ``best`` and ``hit`` is read and written once per call, so callers
-    pass as many rows as ``fold_rows`` says (``FOLD_ROWS``, ``FAR_FOLD_ROWS`` or 1: the
-    cases that are unrolled) where they can.
+    kind: int
+    last: int
+    bits: int  # of an element
+    lanes: int  # per vector
+    unsigned: bool  # keys
+    hit_bits: int  # of a row number
+
+
+def fold_spec(name: str, x, hit, kind, last) -> Fold:
+    """The ``Fold`` of an intrinsic over the array types ``x`` and ``hit`` (row numbers),
+    for the constants ``kind`` and ``last`` (a TypingError naming ``name`` otherwise)."""
+    return Fold(*constants_of(name, x, kind, last), hit.dtype.bitwidth)
+
+
+def emit_rows_fold(
+    builder, spec: Fold, x_data, first, step, count, size, best_data, hit_data, row0
+):
+    """Fold ``count`` rows of ``size`` elements into running maxima at ``best_data``
+    and their row numbers at ``hit_data``, vector by vector, in LLVM IR (all integers
+    i64).
+
+    Row ``r`` starts at flat index ``first + r * step`` of the C-contiguous array whose
+    data ``x_data`` points to, and is numbered ``row0 + r`` (which must fit the row
+    numbers' ``spec.hit_bits``). Where ``size`` is not a multiple of a vector, the last
+    vector of columns ends at the last column, overlapping the one before it (or, for
+    fewer columns than a vector, the elements before the first: they must be in the
+    array), and its maxima are kept apart, in a whole vector of their own after the
+    others: ``best`` and ``hit`` hold ``lane_slots`` elements, column ``j`` of the last
+    vector at ``j + lane_slots(size, lanes) - size``. A row replaces the running maximum
+    where it is greater (``last`` = 1: greater or equal). Each vector of ``best`` and
+    ``hit`` is read and written once per call, so callers pass as many rows as
+    ``fold_rows`` says (``FOLD_ROWS``, ``FAR_FOLD_ROWS`` or 1: the cases that are
+    unrolled) where they can.
     """
-    for name, array in (("x", x), ("best", best), ("hit", hit)):
-        if not (isinstance(array, types.Array) and array.layout == "C"):
-            raise errors.TypingError(f"lane_rows_update(): {name} must be C-contiguous")
-    constants = constants_of("lane_rows_update", x, kind, last)
-    kind_value, last_value, bits, lanes, unsigned = constants
-    signature = types.none(x, start, stride, nrows, width, best, hit, row0, kind, last)
+    kind_value, last_value, bits, lanes, unsigned, hit_bits = spec
+    i64 = ir.IntType(64)
+    vty = ir.VectorType(ir.IntType(bits), lanes)
+    base = builder.gep(x_data, [first])
+    hit_vty = ir.VectorType(ir.IntType(hit_bits), lanes)
+    top_ptr = cgutils.alloca_once(builder, vty)
+    row_ptr = cgutils.alloca_once(builder, hit_vty)
+    zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
+    per_vector = ir.Constant(i64, lanes)
+    whole = builder.udiv(size, per_vector)
+    partial = builder.icmp_unsigned("!=", builder.mul(whole, per_vector), size)
+    # Near rows fetched ahead: FOLD_AHEAD_BYTES of the column on (twice that for rows
+    # of LONG_FOLD_ROW_BYTES or more), and at least the next group.
+    row_bytes = builder.mul(step, ir.Constant(i64, bits // 8))
+    long_rows = builder.icmp_unsigned(">=", row_bytes, ir.Constant(i64, LONG_FOLD_ROW_BYTES))
+    span = builder.select(
+        long_rows, ir.Constant(i64, 2 * FOLD_AHEAD_BYTES), ir.Constant(i64, FOLD_AHEAD_BYTES)
+    )
+    ahead = builder.udiv(span, row_bytes)
+    ahead = builder.select(builder.icmp_unsigned("<", ahead, count), count, ahead)
 
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        ity = ir.IntType(bits)
-        vty = ir.VectorType(ity, lanes)
-        first, step, count, size = args[1], args[2], args[3], args[4]
+    def fold(r, value):
+        value = key_ir(builder, value, kind_value)
+        number = builder.add(row0, r)
+        fold_lanes(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
 
-        def data(i):
-            return context.make_array(sig.args[i])(context, builder, args[i]).data
+    def fold_columns(index, rows, slot=None):
+        # The rows' vector of columns from ``index`` on, into their running maxima at
+        # ``slot`` (``index`` if None): ``rows`` at once, unrolled, or (None) a plain
+        # loop over the rows, as for a partial last vector, whose lines the vector
+        # before it has just read (its own copy of the groups took 0.1 s more to
+        # compile).
+        slot = index if slot is None else slot
+        best_at = builder.bitcast(builder.gep(best_data, [slot]), vty.as_pointer())
+        hit_at = builder.bitcast(builder.gep(hit_data, [slot]), hit_vty.as_pointer())
+        builder.store(builder.load(best_at, align=bits // 8), top_ptr)
+        builder.store(builder.load(hit_at, align=hit_bits // 8), row_ptr)
+        column = builder.gep(base, [index])
 
-        base = builder.gep(data(0), [first])
-        hit_bits = sig.args[6].dtype.bitwidth  # row numbers, at most as wide as the data
-        hit_vty = ir.VectorType(ir.IntType(hit_bits), lanes)
-        top_ptr = cgutils.alloca_once(builder, vty)
-        row_ptr = cgutils.alloca_once(builder, hit_vty)
-        zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
-        per_vector = ir.Constant(i64, lanes)
-        whole = builder.udiv(size, per_vector)
-        partial = builder.icmp_unsigned("!=", builder.mul(whole, per_vector), size)
-        # Near rows fetched ahead: FOLD_AHEAD_BYTES of the column on (twice that for rows
-        # of LONG_FOLD_ROW_BYTES or more), and at least the next group.
-        row_bytes = builder.mul(step, ir.Constant(i64, bits // 8))
-        long_rows = builder.icmp_unsigned(">=", row_bytes, ir.Constant(i64, LONG_FOLD_ROW_BYTES))
-        span = builder.select(
-            long_rows, ir.Constant(i64, 2 * FOLD_AHEAD_BYTES), ir.Constant(i64, FOLD_AHEAD_BYTES)
-        )
-        ahead = builder.udiv(span, row_bytes)
-        ahead = builder.select(builder.icmp_unsigned("<", ahead, count), count, ahead)
+        def row(r):
+            at = builder.bitcast(builder.gep(column, [builder.mul(r, step)]), vty.as_pointer())
+            return builder.load(at, align=bits // 8)
 
-        def fold(r, value):
-            value = key_ir(builder, value, kind_value)
-            number = builder.add(args[7], r)
-            fold_lanes(builder, unsigned, last_value, top_ptr, row_ptr, value, number)
-
-        def fold_columns(index, rows, slot=None):
-            # The rows' vector of columns from ``index`` on, into their running maxima at
-            # ``slot`` (``index`` if None): ``rows`` at once, unrolled, or (None) a plain
-            # loop over the rows, as for a partial last vector, whose lines the vector
-            # before it has just read (its own copy of the groups took 0.1 s more to
-            # compile).
-            slot = index if slot is None else slot
-            best_at = builder.bitcast(builder.gep(data(5), [slot]), vty.as_pointer())
-            hit_at = builder.bitcast(builder.gep(data(6), [slot]), hit_vty.as_pointer())
-            builder.store(builder.load(best_at, align=bits // 8), top_ptr)
-            builder.store(builder.load(hit_at, align=hit_bits // 8), row_ptr)
-            column = builder.gep(base, [index])
-
-            def row(r):
-                at = builder.bitcast(builder.gep(column, [builder.mul(r, step)]), vty.as_pointer())
-                return builder.load(at, align=bits // 8)
-
-            def group(rows: int):  # unrolled, so that the loads are issued together
-                numbers = [ir.Constant(i64, r) for r in range(rows)]
-                for r, value in [(r, row(r)) for r in numbers]:
-                    fold(r, value)
-                if rows == FAR_FOLD_ROWS:  # the rows read, or the next group: FAR_ALONG_BYTES
-                    on = along()
-                    wrapped = builder.add(builder.sub(on, size), builder.mul(count, step))
-                    on = builder.select(builder.icmp_unsigned("<", on, size), on, wrapped)
-                    for r in range(rows):
-                        at = builder.add(builder.mul(ir.Constant(i64, r), step), on)
-                        prefetch(builder, builder.gep(base, [at]))
-                    return
-                # Near rows: the same vector of rows ``ahead`` on, fetched ahead (short rows
-                # are too short for the hardware's stream detection).
-                for r in range(rows):
-                    later = builder.add(ahead, ir.Constant(i64, r))
-                    prefetch(builder, builder.gep(column, [builder.mul(later, step)]))
-
-            def along():  # the column FAR_ALONG_BYTES on from ``index``
-                return builder.add(index, ir.Constant(i64, FAR_ALONG_BYTES // (bits // 8)))
-
-            def each_row():
+        def group(rows: int):  # unrolled, so that the loads are issued together
+            numbers = [ir.Constant(i64, r) for r in range(rows)]
+            for r, value in [(r, row(r)) for r in numbers]:
+                fold(r, value)
+            if rows == FAR_FOLD_ROWS:  # the rows read, or the next group: FAR_ALONG_BYTES
                 on = along()
-                with cgutils.for_range_slice(builder, zero, count, one) as (r, _):
-                    fold(r, row(r))
-                    prefetch(builder, builder.gep(base, [builder.add(builder.mul(r, step), on)]))
+                wrapped = builder.add(builder.sub(on, size), builder.mul(count, step))
+                on = builder.select(builder.icmp_unsigned("<", on, size), on, wrapped)
+                for r in range(rows):
+                    at = builder.add(builder.mul(ir.Constant(i64, r), step), on)
+                    prefetch(builder, builder.gep(base, [at]))
+                return
+            # Near rows: the same vector of rows ``ahead`` on, fetched ahead (short rows
+            # are too short for the hardware's stream detection).
+            for r in range(rows):
+                later = builder.add(ahead, ir.Constant(i64, r))
+                prefetch(builder, builder.gep(column, [builder.mul(later, step)]))
 
-            if rows is None:
-                each_row()
-            else:
-                group(rows)
-            builder.store(builder.load(top_ptr), best_at, align=bits // 8)
-            builder.store(builder.load(row_ptr), hit_at, align=hit_bits // 8)
+        def along():  # the column FAR_ALONG_BYTES on from ``index``
+            return builder.add(index, ir.Constant(i64, FAR_ALONG_BYTES // (bits // 8)))
 
-        def is_group(rows: int):
-            return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))
+        def each_row():
+            on = along()
+            with cgutils.for_range_slice(builder, zero, count, one) as (r, _):
+                fold(r, row(r))
+                prefetch(builder, builder.gep(base, [builder.add(builder.mul(r, step), on)]))
 
-        def by_group(index):  # the group's rows unrolled where there are as many as that
-            with builder.if_else(is_group(FOLD_ROWS), likely=True) as (near, other):
-                with near:
-                    fold_columns(index, FOLD_ROWS)
-                with other:
-                    with builder.if_else(is_group(FAR_FOLD_ROWS)) as (far, rest):
-                        with far:
-                            fold_columns(index, FAR_FOLD_ROWS)
-                        with rest:
-                            fold_columns(index, None)
+        if rows is None:
+            each_row()
+        else:
+            group(rows)
+        builder.store(builder.load(top_ptr), best_at, align=bits // 8)
+        builder.store(builder.load(row_ptr), hit_at, align=hit_bits // 8)
 
-        def vectors(fold):  # ``fold(index)`` for every whole vector
-            with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
-                fold(builder.mul(s, per_vector))
+    def is_group(rows: int):
+        return builder.icmp_unsigned("==", count, ir.Constant(i64, rows))
 
-        # The whole vectors, then a partial one as a whole one that ends at ``width``, into
-        # a slot of its own (``lane_slots``), its rows in a plain loop (unrolled for a
-        # single row, it was no faster: (k, 100, 200) int8 1.69 either way). One row
-        # (``fold_rows``) has a loop of its own, its vectors fetched ahead as a group's
-        # (as a third choice in the loop for groups, (256, 256, 256) float32 along axis 1
-        # took 1.39 of the read bound instead of 1.23 on AVX2); the groups keep theirs,
-        # chosen for each vector: a loop for each group size was slower for rows 4 KiB
-        # or more apart ((256, 256, 512) int16 along axis 0 1.17 -> 1.33, int8 (256, 256,
-        # 1024) 1.17 -> 1.33).
-        with builder.if_else(is_group(1)) as (single, several):
-            with single:
-                vectors(lambda index: fold_columns(index, 1))
-            with several:
-                vectors(by_group)
-        with builder.if_then(partial, likely=False):
-            fold_columns(builder.sub(size, per_vector), None, builder.mul(whole, per_vector))
-        return context.get_dummy_value()
+    def by_group(index):  # the group's rows unrolled where there are as many as that
+        with builder.if_else(is_group(FOLD_ROWS), likely=True) as (near, other):
+            with near:
+                fold_columns(index, FOLD_ROWS)
+            with other:
+                with builder.if_else(is_group(FAR_FOLD_ROWS)) as (far, rest):
+                    with far:
+                        fold_columns(index, FAR_FOLD_ROWS)
+                    with rest:
+                        fold_columns(index, None)
 
-    return signature, codegen
+    def vectors(fold):  # ``fold(index)`` for every whole vector
+        with cgutils.for_range_slice(builder, zero, whole, one) as (s, _):
+            fold(builder.mul(s, per_vector))
+
+    # The whole vectors, then a partial one as a whole one that ends at ``width``, into
+    # a slot of its own (``lane_slots``), its rows in a plain loop (unrolled for a
+    # single row, it was no faster: (k, 100, 200) int8 1.69 either way). One row
+    # (``fold_rows``) has a loop of its own, its vectors fetched ahead as a group's
+    # (as a third choice in the loop for groups, (256, 256, 256) float32 along axis 1
+    # took 1.39 of the read bound instead of 1.23 on AVX2); the groups keep theirs,
+    # chosen for each vector: a loop for each group size was slower for rows 4 KiB
+    # or more apart ((256, 256, 512) int16 along axis 0 1.17 -> 1.33, int8 (256, 256,
+    # 1024) 1.17 -> 1.33).
+    with builder.if_else(is_group(1)) as (single, several):
+        with single:
+            vectors(lambda index: fold_columns(index, 1))
+        with several:
+            vectors(by_group)
+    with builder.if_then(partial, likely=False):
+        fold_columns(builder.sub(size, per_vector), None, builder.mul(whole, per_vector))

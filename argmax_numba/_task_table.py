@@ -38,7 +38,7 @@ from ._kernels import KERNELS
 
 __all__ = ["BOTH", "KERNEL_NAMES", "TABLE_SYMBOL", "fill", "run_kernel"]
 
-TABLE_SYMBOL = "argmax_numba_task_table_v5"
+TABLE_SYMBOL = "argmax_numba_task_table_v6"
 # The kernels (fields of ``Kernels``) that compiled code runs, and the dtypes of the
 # views they read.
 KERNEL_NAMES = (
@@ -98,12 +98,9 @@ def fill(
         kernel = getattr(KERNELS[(kind, parallel)], name)
         _TABLE[_slot(name, kind, view, writeable, role)] = kernel.driver_address(view, writeable)
     task = getattr(KERNELS[(kind, False)], name)  # serial and parallel share the tasks
-    for task_name in (name, *task.helpers):  # and the tasks they call
-        helper = getattr(KERNELS[(kind, False)], task_name)
-        for role, last in ((TASK_FIRST, 0), (TASK_LAST, 1)):
-            if lasts in (last, BOTH):
-                where = helper.address(view, writeable, last)
-                _TABLE[_slot(task_name, kind, view, writeable, role)] = where
+    for role, last in ((TASK_FIRST, 0), (TASK_LAST, 1)):
+        if lasts in (last, BOTH):
+            _TABLE[_slot(name, kind, view, writeable, role)] = task.address(view, writeable, last)
 
 
 @functools.cache
@@ -117,10 +114,10 @@ def _refill(name: str, kind: int, dtype: str, writeable: bool, lasts: int):
 def run_kernel(typingctx, args, name, kind, parallel, lasts):
     """Run kernel ``KERNEL_NAMES[name]`` of key kind ``kind`` (both constants), its
     parallel driver or its serial one as the boolean ``parallel`` says, as
-    ``driver(*args, helper task addresses..., task address)``, the tasks for the
-    ``last`` that ``args[2]`` holds, which must be the constant ``lasts`` unless that is
-    ``BOTH`` (only these tasks are compiled); ``args`` must have the types the drivers
-    were compiled for (``Kernel.driver_types``, the same for both)."""
+    ``driver(*args, task address)``, the task for the ``last`` that ``args[2]`` holds,
+    which must be the constant ``lasts`` unless that is ``BOTH`` (only these tasks are
+    compiled); ``args`` must have the types the drivers were compiled for
+    (``Kernel.driver_types``, the same for both)."""
     if not all(isinstance(c, types.IntegerLiteral) for c in (name, kind, lasts)):
         raise errors.TypingError("run_kernel(): name, kind and lasts must be constants")
     lasts_value = lasts.literal_value
@@ -133,17 +130,13 @@ def run_kernel(typingctx, args, name, kind, parallel, lasts):
     dtype, writeable = as_dtype(x.dtype), x.mutable
     kernel = getattr(KERNELS[(kind_value, False)], kernel_name)
     driver_types = kernel.driver_types(dtype, writeable)
-    addresses = len(kernel.helpers) + 1  # the helpers' tasks', then the task's
-    if tuple(args) + (types.int64,) * addresses != driver_types:
+    if tuple(args) + (types.int64,) != driver_types:  # and the task's address
         raise errors.TypingError(
-            f"run_kernel(): {kernel_name} takes {driver_types[:-addresses]}, got {tuple(args)}"
+            f"run_kernel(): {kernel_name} takes {driver_types[:-1]}, got {tuple(args)}"
         )
     slots = [_slot(kernel_name, kind_value, dtype, writeable, r) for r in (SERIAL, PARALLEL)]
     roles = {0: (TASK_FIRST,), 1: (TASK_LAST,), BOTH: (TASK_FIRST, TASK_LAST)}[lasts_value]
-    for role in roles:
-        slots += [
-            _slot(h, kind_value, dtype, writeable, role) for h in (*kernel.helpers, kernel_name)
-        ]
+    slots += [_slot(kernel_name, kind_value, dtype, writeable, role) for role in roles]
 
     def codegen(context, builder, sig, llargs):
         fill(kernel_name, kind_value, dtype.str, writeable, TABLE_SYMBOL, lasts_value)

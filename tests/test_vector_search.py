@@ -14,6 +14,8 @@ elements' width (at most 16 bits) holds.
 
 from __future__ import annotations
 
+import itertools
+
 import ml_dtypes
 import numba
 import numpy as np
@@ -22,8 +24,9 @@ from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 
 import argmax_numba._api as api
 from argmax_numba import argmax
+from argmax_numba._dtypes import kernel_view
 from argmax_numba._ir import VECTOR_BYTES
-from argmax_numba._kernels import GROUP_TASKS, ROW_TASK_ELEMENTS
+from argmax_numba._kernels import GROUP_TASKS, KERNELS, ROW_TASK_ELEMENTS
 from argmax_numba._keys import INDEX_BITS
 from argmax_numba._lanes import (
     BLOCK_CHUNKS,
@@ -462,6 +465,54 @@ def test_columns_ending_inside_a_vector(dtype, column_path):
             got = argmax(x, 1, 1, last)
             np.testing.assert_array_equal(got, onnx_argmax(x, 1, 1, last), err_msg=str(width))
             assert got[0, 0, width - 1] == 125 and got[1, 0, width - 2] == (128 if last else 7)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_column_blocks_narrower_than_a_vector(dtype):
+    # A block of columns is read as whole vectors: the last block of a row, narrower than
+    # a vector, as the vector that ends at its last column, overlapping the block before
+    # it (whose columns it must leave alone in the output). The column kernel is called
+    # directly: ``plan`` makes no blocks that narrow (``test_column_blocks_of_whole_vectors``).
+    kind, view = kernel_view(dtype)
+    lanes = VECTOR_BYTES // dtype.itemsize
+    cols = KERNELS[(kind, False)].cols
+    top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
+    rng = np.random.default_rng(19)
+    for rest in (1, lanes // 2 + 1, lanes - 1):
+        inner = 2 * lanes + rest
+        x = random_tensor(dtype, (3, 130, inner), rng, special=0.3)
+        x[1, 129, inner - 1] = x[1, 126, inner - lanes] = top  # the last block; overlapped
+        for last in (0, 1):
+            out = np.full((3, inner), -1, np.int64)
+            where = cols.address(view, True, last)
+            cols.driver(x.view(view), out, last, lanes, where)
+            want = onnx_argmax(x, 1, 0, last)
+            np.testing.assert_array_equal(out, want, err_msg=f"{rest} columns")
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["planned", "small"])
+def test_column_blocks_of_whole_vectors(small, monkeypatch):
+    # ``cols`` blocks (how 0) are at least a vector wide, in rows at least as wide; rows
+    # narrower than a vector go to ``side_cols`` or ``each_cols``, or ``narrow``, whose
+    # rows side by side make at least a vector. So too where blocks and rows side by side
+    # are set smaller than a vector (as ``kernel_path`` sets them).
+    if small:
+        monkeypatch.setattr(api, "COL_BLOCK_BYTES", 40)
+        monkeypatch.setattr(api, "LANE_BYTES", 16)
+    for outer, n, inner, size, threads in itertools.product(
+        (1, 2, 3, 8, 100),
+        (2, 100, 5000, 1 << 20),
+        (1, 3, 15, 33, 65, 129, 256, 4097),
+        (1, 2, 4, 8),
+        (1, 2, 3, 16, 64),
+    ):
+        which, p1, p2 = api.plan(outer, n, inner, size, threads)
+        lanes = VECTOR_BYTES // size
+        case = (outer, n, inner, size, threads)
+        if which == api.COLS and p2 == 0:
+            assert inner >= lanes and p1 >= lanes, case
+        if which == api.NARROW:
+            assert p1 * inner >= lanes, case
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
