@@ -24,16 +24,19 @@ from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
 
 import argmax_numba._api as api
 from argmax_numba import argmax
+from argmax_numba._col_blocks import fold_block
 from argmax_numba._dtypes import kernel_view
 from argmax_numba._ir import VECTOR_BYTES
 from argmax_numba._kernels import GROUP_TASKS, KERNELS, ROW_TASK_ELEMENTS
-from argmax_numba._keys import INDEX_BITS
+from argmax_numba._keys import INDEX_BITS, key_vector, narrow_index
 from argmax_numba._lanes import (
     BLOCK_CHUNKS,
     FAR_FOLD_ROWS,
     FAR_ROW_BYTES,
     FOLD_ROWS,
     RUN_BYTES,
+    lane_count,
+    lane_slots,
 )
 from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 from argmax_numba._short_rows import SHORT_ROW, is_short
@@ -471,8 +474,7 @@ def test_columns_ending_inside_a_vector(dtype, column_path):
 def test_column_blocks_narrower_than_a_vector(dtype):
     # A block of columns is read as whole vectors: the last block of a row, narrower than
     # a vector, as the vector that ends at its last column, overlapping the block before
-    # it (whose columns it must leave alone in the output). The column kernel is called
-    # directly: ``plan`` makes no blocks that narrow (``test_column_blocks_of_whole_vectors``).
+    # it. The column kernel is called directly, on blocks of one vector.
     kind, view = kernel_view(dtype)
     lanes = VECTOR_BYTES // dtype.itemsize
     cols = KERNELS[(kind, False)].cols
@@ -488,6 +490,41 @@ def test_column_blocks_narrower_than_a_vector(dtype):
             cols.driver(x.view(view), out, last, lanes, where)
             want = onnx_argmax(x, 1, 0, last)
             np.testing.assert_array_equal(out, want, err_msg=f"{rest} columns")
+
+
+def _block_fold(kind: int, last: int):
+    """A compiled ``fold_block`` of the block of ``w`` columns from column ``j0`` of
+    ``x`` into the same columns of ``out``."""
+
+    @numba.njit
+    def fold(x, j0, w, out):
+        n, inner = x.shape
+        slots = lane_slots(w, lane_count(x))
+        best, hit = key_vector(slots, x, kind), narrow_index(slots, x)
+        fold_block(x, j0, n, inner, w, best, hit, out, j0, kind, last)
+
+    return fold
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.dtype(t) for t in ("int8", "float16", "float32", "uint64")], ids=str
+)
+def test_block_fold_writes_its_columns_only(dtype):
+    # ``fold_block`` reads a block's partial vector, or a block narrower than a vector,
+    # as the vector that ends at its last column, and writes the output of the block's
+    # columns only (130 rows: 8-bit row numbers restart after 120).
+    kind, view = kernel_view(dtype)
+    lanes = VECTOR_BYTES // dtype.itemsize
+    rng = np.random.default_rng(23)
+    for last in (0, 1):
+        fold = _block_fold(kind, last)
+        for j0, w in ((lanes, 1), (lanes + 3, lanes - 3), (lanes // 2, lanes + 5), (0, lanes)):
+            x = random_tensor(dtype, (130, j0 + w + 7), rng, special=0.3)
+            out = np.full(x.shape[1], -1, np.int64)
+            fold(x.view(view), j0, w, out)
+            want = onnx_argmax(x[:, j0 : j0 + w], 0, 0, last)
+            np.testing.assert_array_equal(out[j0 : j0 + w], want, err_msg=f"{j0}, {w}")
+            assert (out[:j0] == -1).all() and (out[j0 + w :] == -1).all(), (j0, w)
 
 
 @pytest.mark.parametrize("small", [False, True], ids=["planned", "small"])
