@@ -4,15 +4,17 @@ numba compiles a conditional expression to branches, which LLVM does not always 
 back into selects, and then the loops around it do not vectorise; these helpers emit
 selects and masks directly. They are intrinsics rather than numba functions because
 each numba function is compiled on its own, about 0.05 s of a first call.
+``merge_candidates`` merges the candidates of tasks that each searched a piece.
 """
 
 from __future__ import annotations
 
+from llvmlite import ir
 from numba import types
-from numba.core import errors
+from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-__all__ = ["choose", "take_first", "take_last"]
+__all__ = ["choose", "merge_candidates", "take_first", "take_last"]
 
 
 def _taker(last: bool):
@@ -57,3 +59,56 @@ def choose(typingctx, cond, a, b):
         return builder.select(args[0], args[1], args[2])
 
     return item(cond, item, item), codegen
+
+
+@intrinsic
+def merge_candidates(typingctx, out, keys, rows, nsplit, last):
+    """Write to each element ``(o, c)`` of the C-contiguous 2-d ``out`` the row in
+    ``rows`` of the best of its ``nsplit`` candidates, which ``keys`` and ``rows`` hold in
+    (o, split, c) order: the greatest key, the earliest split on ties (``last`` nonzero,
+    a run-time value: the latest).
+
+    (In LLVM IR: as a numba function inlined into a driver, with numba's index guards,
+    it took 0.15-0.25 s of the driver's first compile.)"""
+    arrays = (out, keys, rows)
+    if not all(isinstance(a, types.Array) and a.layout == "C" for a in arrays):
+        raise errors.TypingError("merge_candidates(): out, keys and rows must be C-contiguous")
+    if out.ndim != 2 or out.dtype != types.int64 or rows.dtype != types.int64:
+        raise errors.TypingError("merge_candidates(): out is 2-d, out and rows hold int64")
+    if not isinstance(keys.dtype, types.Integer):
+        raise errors.TypingError("merge_candidates(): keys are integers")
+    compare_signed = keys.dtype.signed
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        out_a, keys_a, rows_a = (
+            context.make_array(sig.args[i])(context, builder, args[i]) for i in range(3)
+        )
+        outer, inner = cgutils.unpack_tuple(builder, out_a.shape, 2)
+        nsplit = context.cast(builder, args[3], sig.args[3], types.int64)
+        last_value = context.cast(builder, args[4], sig.args[4], types.int64)
+        latest = builder.icmp_signed("!=", last_value, i64(0))
+        compare = builder.icmp_signed if compare_signed else builder.icmp_unsigned
+        best_ptr = cgutils.alloca_once(builder, keys_a.data.type.pointee)
+        row_ptr = cgutils.alloca_once(builder, i64)
+        with cgutils.for_range(builder, builder.mul(outer, inner)) as element:
+            o = builder.sdiv(element.index, inner)
+            c = builder.sub(element.index, builder.mul(o, inner))
+            first = builder.add(builder.mul(builder.mul(o, nsplit), inner), c)
+            builder.store(builder.load(builder.gep(keys_a.data, [first])), best_ptr)
+            builder.store(builder.load(builder.gep(rows_a.data, [first])), row_ptr)
+            with cgutils.for_range_slice(builder, i64(1), nsplit, i64(1)) as (s, _):
+                at = builder.add(first, builder.mul(s, inner))
+                key = builder.load(builder.gep(keys_a.data, [at]))
+                best = builder.load(best_ptr)
+                greater = compare(">", key, best)
+                wins = builder.or_(
+                    greater, builder.and_(latest, builder.icmp_signed("==", key, best))
+                )
+                builder.store(builder.select(wins, key, best), best_ptr)
+                row = builder.load(builder.gep(rows_a.data, [at]))
+                builder.store(builder.select(wins, row, builder.load(row_ptr)), row_ptr)
+            builder.store(builder.load(row_ptr), builder.gep(out_a.data, [element.index]))
+        return context.get_dummy_value()
+
+    return types.none(out, keys, rows, nsplit, last), codegen

@@ -69,7 +69,7 @@ from numba.np.numpy_support import from_dtype
 
 from ._arrays import c_view, empty
 from ._calls import task_address, thread_count
-from ._candidates import choose, take_first, take_last
+from ._candidates import choose, merge_candidates, take_first, take_last
 from ._col_blocks import fold_block
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
@@ -441,38 +441,6 @@ def _make_tasks(kind: int, last: int):
     return tasks
 
 
-def _make_parts(kind: int) -> dict:
-    """The drivers' helpers for tasks that write candidates (``row_pieces``, ``narrow``):
-    their arrays, and the merge of each output's candidates, for either ``last``."""
-
-    def row_parts(x, nparts):
-        return key_vector(nparts, x, kind), empty(nparts, np.int64)
-
-    def merge_parts(out, part_key, part_at, nsplit, last):
-        # Task results in (outer, nsplit, inner) order: each output takes the best of its
-        # nsplit candidates, earlier pieces first, so ties keep the first (or last) one.
-        outer, inner = out.shape
-        for o in range(outer):
-            for c in range(inner):
-                first = o * nsplit * inner + c
-                best = part_key[first]
-                at = part_at[first]
-                for s in range(1, nsplit):
-                    k = part_key[first + s * inner]
-                    if k > best or (last and k == best):
-                        best = k
-                        at = part_at[first + s * inner]
-                out[o, c] = at
-
-    # Inlined into the drivers that call them by name: compiled apart, each was compiled
-    # once and then again inside every driver (first call of one long row split between
-    # the cores 1.45-1.48 -> 1.27-1.30 s, of a ``narrow`` layout 2.03-2.16 -> 1.92-1.98 s).
-    return {
-        fn.__name__: _compile(fn, f"{fn.__name__}_k{kind}", {}, inline="always")
-        for fn in (row_parts, merge_parts)
-    }
-
-
 def _compile(fn, name: str, bound: dict, inline: str = "never", driver: bool = False):
     """``fn`` compiled lazily under ``name``, with ``bound`` as extra globals.
 
@@ -511,9 +479,9 @@ def rows_per_task(outer: int, n: int, itemsize: int, threads: int) -> int:
 # ``task(*head, t, *tail)`` for each task number t: ``where`` is the task's address,
 # ``run_tasks`` the serial or the parallel loop (``_task_loops``). ``PARALLEL`` is whether
 # the driver is the parallel one; ``per_task`` is ``rows_per_task``, inlined (called as a
-# function of its own, it took 0.14-0.20 s more of a first call). The other names are
-# bound to one key kind's compiled tasks.
-row_parts = merge_parts = PARALLEL = per_task = run_tasks = None
+# function of its own, it took 0.14-0.20 s more of a first call). ``KIND`` is the key
+# kind of the driver's tasks; the other names are bound to one key kind's compiled tasks.
+KIND = PARALLEL = per_task = run_tasks = None
 search = by_element = short = across = ROW_LENGTH = None
 
 
@@ -527,9 +495,9 @@ def row_pieces(x, out, last, nchunks, where):
     outer, n = x.shape
     chunk = (n + nchunks - 1) // nchunks
     nchunks = (n + chunk - 1) // chunk
-    part_key, part_at = row_parts(x, outer * nchunks)
+    part_key, part_at = key_vector(outer * nchunks, x, KIND), empty(outer * nchunks, np.int64)
     run_tasks(outer * nchunks, where, (x, part_key, part_at), (nchunks, chunk))
-    merge_parts(c_view(out, 0, (outer, 1)), part_key, part_at, nchunks, last)
+    merge_candidates(c_view(out, 0, (outer, 1)), part_key, part_at, nchunks, last)
 
 
 def cols(x, out, last, block, where):
@@ -545,9 +513,9 @@ def narrow(x, out, last, m, nsplit, where):
     per = (per + m - 1) // m * m  # rows per task, a multiple of m
     nsplit = (n + per - 1) // per
     ntasks = outer * nsplit
-    part_key, part_at = row_parts(x, ntasks * inner)
+    part_key, part_at = key_vector(ntasks * inner, x, KIND), empty(ntasks * inner, np.int64)
     run_tasks(ntasks, where, (x, part_key, part_at), (nsplit, per, m))
-    merge_parts(out, part_key, part_at, nsplit, last)
+    merge_candidates(out, part_key, part_at, nsplit, last)
 
 
 class Kernel(NamedTuple):
@@ -558,7 +526,7 @@ class Kernel(NamedTuple):
     task: str  # the name of its tasks in ``tasks_of``
     kind: int
     ndim: int  # of ``x``: 2 (rows) or 3 (columns); ``out`` has one less
-    parts: bool  # whether the task writes per-task candidates (``row_parts``)
+    parts: bool  # whether the task writes per-task candidates (``merge_candidates``)
     ints: int  # the task's integer arguments, after its arrays
     extra: int  # the driver's integer arguments between ``last`` and ``where``
     addresses: dict  # (dtype, writeable, last) -> the task's address, once compiled
@@ -624,7 +592,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
         fn: _compile(
             fn,
             f"{fn.__name__}_k{kind}_{mode}",
-            {**_PARTS[kind], "PARALLEL": parallel, "per_task": _PER_TASK, "run_tasks": loop},
+            {"KIND": kind, "PARALLEL": parallel, "per_task": _PER_TASK, "run_tasks": loop},
             driver=True,
         )
         for fn in (rows, row_pieces, cols, narrow)
@@ -657,7 +625,6 @@ def tasks_of(kind: int, last: int) -> dict:
 
 
 _KINDS = (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)
-_PARTS = {k: _make_parts(k) for k in _KINDS}
 _PER_TASK = _compile(rows_per_task, "rows_per_task_inline", {}, inline="always")
 KERNELS: dict[tuple[int, bool], Kernels] = {
     (k, p): _build(k, p) for k in _KINDS for p in (True, False)
