@@ -639,11 +639,16 @@ def emit_rows_fold(
     # took 1.39 of the read bound instead of 1.23 on AVX2); the groups keep theirs,
     # chosen for each vector: a loop for each group size was slower for rows 4 KiB
     # or more apart ((256, 256, 512) int16 along axis 0 1.17 -> 1.33, int8 (256, 256,
-    # 1024) 1.17 -> 1.33).
-    with builder.if_else(is_group(1)) as (single, several):
-        with single:
-            vectors(lambda index: fold_columns(index, 1))
-        with several:
-            vectors(by_group)
+    # 1024) 1.17 -> 1.33). Only where a vector's instructions run in pieces does
+    # ``fold_rows`` fold one row at a time; elsewhere a single row is the last of a block,
+    # and the plain loop takes it (the loop of its own took 0.05 s of a first compile).
+    if SPLIT_VECTOR:
+        with builder.if_else(is_group(1)) as (single, several):
+            with single:
+                vectors(lambda index: fold_columns(index, 1))
+            with several:
+                vectors(by_group)
+    else:
+        vectors(by_group)
     with builder.if_then(partial, likely=False):
         fold_columns(builder.sub(size, per_vector), None, builder.mul(whole, per_vector))
