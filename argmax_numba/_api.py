@@ -16,7 +16,7 @@ from ._ir import VECTOR_BYTES
 from ._kernels import KERNELS, rows_per_task
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 from ._short_rows import is_short
-from ._side_blocks import GATHER_BYTES
+from ._side_blocks import GATHER_BYTES, in_registers
 
 __all__ = ["argmax"]
 
@@ -255,6 +255,8 @@ def _choose(
         kernel, extra = k.group_rows, ()
     elif which == CHUNKS:
         kernel, extra = k.chunk_rows, ()
+    elif which == COLS and p2 == SIDE and in_registers(n, inner, view.itemsize):
+        kernel, extra = k.block_cols, (p1,)
     elif which == COLS:
         kernel, extra = (k.cols, k.side_cols, k.each_cols)[p2], (p1,)
     else:

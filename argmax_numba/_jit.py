@@ -26,6 +26,7 @@ from ._api import CHUNKS, COLS, EACH, GROUPS, ROWS, SHORT, SIDE, argmax, plan, s
 from ._arrays import c_view
 from ._calls import thread_count
 from ._dtypes import kernel_view
+from ._side_blocks import in_registers
 from ._task_table import BOTH, KERNEL_NAMES, run_kernel
 
 __all__: list[str] = []
@@ -110,8 +111,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
     # Drivers and tasks are called through their addresses (see ``_task_table``).
-    rows_k, chunks_k, groups_k, pieces_k, short_k, cols_k, narrow_k, side_k, each_k = range(
-        len(KERNEL_NAMES)
+    rows_k, chunks_k, groups_k, pieces_k, short_k, cols_k, narrow_k, side_k, each_k, block_k = (
+        range(len(KERNEL_NAMES))
     )
     itemsize = view_dtype.itemsize
 
@@ -152,7 +153,9 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                     run_kernel((x2, out, last), rows_k, kind, parallel, lasts)
             else:
                 x3, o2 = c_view(view, 0, (outer, n, inner)), c_view(out, 0, (outer, inner))
-                if which == COLS and p2 == SIDE:
+                if which == COLS and p2 == SIDE and in_registers(n, inner, itemsize):
+                    run_kernel((x3, o2, last, np.int64(p1)), block_k, kind, parallel, lasts)
+                elif which == COLS and p2 == SIDE:
                     run_kernel((x3, o2, last, np.int64(p1)), side_k, kind, parallel, lasts)
                 elif which == COLS and p2 == EACH:
                     run_kernel((x3, o2, last, np.int64(p1)), each_k, kind, parallel, lasts)

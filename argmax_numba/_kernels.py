@@ -27,8 +27,9 @@ Every input reaches a kernel in a canonical C-contiguous layout:
   the input is read once.
   Whole blocks ``x[o]`` narrower than a vector go to ``side_task`` instead, which
   reads ``m`` consecutive rows side by side as one row of whole vectors (a block whose
-  wide row is one vector, in registers from its first row to its last:
-  ``_side_blocks``), or, where that would make too few such rows, to ``each_task``,
+  wide row is one vector, in registers from its first row to its last, to
+  ``block_task``: ``_side_blocks``), or, where that would make too few such rows, to
+  ``each_task``,
   which gathers the same row of several blocks into one vector.
 * ``narrow(x, out, last, m, nsplit, where)`` is ``cols`` for a few columns (small
   ``inner``) and many rows, such as ``(n, 4)`` reduced along axis 0: ``m`` consecutive
@@ -73,7 +74,7 @@ from ._candidates import choose, merge_candidates, take_first, take_last
 from ._col_blocks import fold_block
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
-from ._keys import key, key_vector, narrow_index, narrow_span
+from ._keys import key, key_vector, narrow_index
 from ._lanes import (
     lane_argmax,
     lane_count,
@@ -342,18 +343,6 @@ def _make_tasks(kind: int, last: int):
         best = key_vector(width, x, kind)
         hit = narrow_index(width, x)
         at = empty(width, np.int64)  # each lane's wide row
-        # One vector a wide row, all of them numbered in the lanes' width: the whole
-        # block in registers (``side_block``).
-        whole = width == lanes and rows <= narrow_span(x)
-        if whole:
-            for o in range(t * per, min(t * per + per, outer)):
-                first = o * n * inner
-                blk = c_view(x, first, n * inner)
-                side_block(x, first, rows, inner, best, at, kind, last)
-                across(blk, best, at, rows * m, n, inner)
-                for c in range(inner):
-                    out[o, c] = at[c]
-            return
         for o in range(t * per, min(t * per + per, outer)):
             first = o * n * inner  # flat index of x[o, 0, 0]
             blk = c_view(x, first, n * inner)  # (as in ``each_task``)
@@ -375,6 +364,26 @@ def _make_tasks(kind: int, last: int):
                         r = at[i * inner + c] * m + i
                         wins = (k > top) | ((k == top) & (r < row))
                         best[c], at[c] = choose(wins, k, top), choose(wins, r, row)
+            across(blk, best, at, rows * m, n, inner)
+            for c in range(inner):
+                out[o, c] = at[c]
+
+    def block_task(x, out, t, nblocks, block):
+        # ``side_task`` for blocks whose wide row is one vector (``inner`` divides the
+        # lanes) and whose wide rows are numbered in the data's width: the whole block in
+        # registers (``side_block``). (A task of its own: in one with ``side_task``'s
+        # loops, a first call compiled both, 0.90 s against 0.37-0.51 s for this one.)
+        outer, n, inner = x.shape
+        per = block // inner
+        lanes = lane_count(x)
+        m = lanes // inner
+        rows = n // m  # (counted here: divided in the loop, (k, 16, 4) float32 took 1.14x)
+        best = key_vector(lanes, x, kind)
+        at = empty(lanes, np.int64)  # each lane's wide row
+        for o in range(t * per, min(t * per + per, outer)):
+            first = o * n * inner
+            blk = c_view(x, first, n * inner)
+            side_block(x, first, rows, inner, best, at, kind, last)
             across(blk, best, at, rows * m, n, inner)
             for c in range(inner):
                 out[o, c] = at[c]
@@ -419,7 +428,7 @@ def _make_tasks(kind: int, last: int):
     tasks = {}
     tag = f"k{kind}_l{last}"
     across_fn = _compile(rows_across, f"rows_across_{tag}", {}, inline="always")
-    for fn in (col_task, side_task, each_task):
+    for fn in (col_task, side_task, block_task, each_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_{tag}", {"across": across_fn})
     # Tasks that call other tasks reach them as globals bound here. (No local variable of
     # this function may share a global's name: the tasks would hold it as a closure
@@ -580,6 +589,7 @@ class Kernels(NamedTuple):
     cols: Kernel
     narrow: Kernel
     side_cols: Kernel  # ``cols`` for whole blocks narrower than a vector
+    block_cols: Kernel  # ``side_cols`` for blocks it holds in registers (``in_registers``)
     each_cols: Kernel  # ``cols`` for such blocks too short for ``side_cols``
 
 
@@ -611,6 +621,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
         kernel(cols, "col_task", 3, False, 3, 1),
         kernel(narrow, "narrow_task", 3, True, 4, 2),
         kernel(cols, "side_task", 3, False, 3, 1),
+        kernel(cols, "block_task", 3, False, 3, 1),
         kernel(cols, "each_task", 3, False, 3, 1),
     )
 

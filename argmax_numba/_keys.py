@@ -26,7 +26,6 @@ __all__ = [
     "key_vector",
     "lowest_key",
     "narrow_index",
-    "narrow_span",
 ]
 
 # kind -> (bits of +inf, mask of the magnitude bits)
@@ -117,18 +116,3 @@ def narrow_index(typingctx, size, like):
     like ``like``'s: signed integers as wide as they are, at most INDEX_BITS."""
     item = getattr(types, f"int{_index_bits(like)}")
     return types.Array(item, 1, "C")(size, like), vector_codegen(item)
-
-
-def _span_codegen(span: int):
-    def codegen(context, builder, sig, args):
-        return context.get_constant(types.int64, span)
-
-    return codegen
-
-
-@intrinsic
-def narrow_span(typingctx, like):
-    """How many consecutive row numbers fit signed integers as wide as ``like``'s items,
-    minus a sentinel."""
-    # Capped so that ``k0 + span`` and range lengths cannot overflow int64.
-    return types.int64(like), _span_codegen(min(2 ** (like.dtype.bitwidth - 1) - 1, 2**31 - 1))

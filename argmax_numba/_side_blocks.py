@@ -22,13 +22,21 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 from ._ir import VECTOR_BYTES, key_ir, lane_of, prefetch, resize, splat, vector_at
 from ._keys import lowest_key
 from ._lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
 
-__all__ = ["GATHER_BYTES", "GATHER_ROWS", "SHORT_GATHER_BYTES", "gather_blocks", "side_block"]
+__all__ = [
+    "GATHER_BYTES",
+    "GATHER_ROWS",
+    "SHORT_GATHER_BYTES",
+    "gather_blocks",
+    "in_registers",
+    "side_block",
+    "wide_row_span",
+]
 
 # ``gather_blocks`` reads this many bytes of each row of a block at once for as many
 # blocks as make a vector (VECTOR_BYTES // GATHER_BYTES) ...
@@ -46,6 +54,23 @@ GATHER_AHEAD = 2
 LINE_BYTES = 64
 
 
+@register_jitable
+def wide_row_span(itemsize: int) -> int:
+    """How many wide rows ``side_block`` numbers in lanes of ``itemsize`` bytes: as many
+    as signed integers that wide hold, minus a sentinel (capped at 2**31 - 1, so that
+    row numbers times the rows of a wide row cannot overflow int64)."""
+    return (1 << (8 * itemsize - 1)) - 1 if itemsize < 4 else (1 << 31) - 1
+
+
+@register_jitable
+def in_registers(n: int, inner: int, itemsize: int) -> bool:
+    """Whether whole blocks ``(n, inner)``, narrower than a vector, are folded in
+    registers by ``side_block`` (the ``block_cols`` kernel): ``inner`` divides the lanes
+    of a vector, and the block's wide rows fit ``wide_row_span``."""
+    lanes = VECTOR_BYTES // itemsize
+    return lanes % inner == 0 and n // (lanes // inner) <= wide_row_span(itemsize)
+
+
 @intrinsic(prefer_literal=True)
 def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
     """Fold ``rows`` wide rows of the C-contiguous ``x``, one vector each, from flat index
@@ -54,7 +79,7 @@ def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
 
     A wide row holds ``m = lane_count(x) // inner`` consecutive rows of ``inner``
     elements; ``inner`` must be a power of two below ``lane_count(x)``, and ``rows`` at
-    most ``narrow_span(x)``, so that wide-row numbers fit the lanes. Ties go to the first
+    most ``wide_row_span(x.itemsize)``, so that wide-row numbers fit the lanes. Ties go to the first
     row (``last`` = 1: the last). ``kind`` and ``last`` are constants.
     """
     for name, array in (("x", x), ("best", best), ("at", at)):
@@ -70,7 +95,7 @@ def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
         ity = ir.IntType(bits)
         vty = ir.VectorType(ity, lanes)
         # Actual row numbers, wide row * m + the lane's row in it, at twice the data's
-        # width: enough for narrow_span(x) wide rows of at most ``lanes`` rows each.
+        # width: enough for ``wide_row_span`` wide rows of at most ``lanes`` rows each.
         rty = ir.IntType(min(2 * bits, 64))
         rvty = ir.VectorType(rty, lanes)
         x_data = context.make_array(sig.args[0])(context, builder, args[0]).data

@@ -43,7 +43,7 @@ TABLE_SYMBOL = "argmax_numba_task_table_v6"
 # views they read.
 KERNEL_NAMES = (
     *("rows", "chunk_rows", "group_rows", "row_pieces", "short_any"),
-    *("cols", "narrow", "side_cols", "each_cols"),
+    *("cols", "narrow", "side_cols", "each_cols", "block_cols"),
 )
 _VIEWS = tuple(
     np.dtype(t)
