@@ -1,12 +1,12 @@
 """One block of columns folded over all its rows, in LLVM IR (``fold_block``).
 
 The column kernels keep, for each column of a block, a running maximum and the row
-that holds it. Written as numba loops around ``lane_rows_update``, the setup of the
-running values and the pass that turns row numbers into output took LLVM longer to
-optimise than the fold itself (LLVM vectorised each of those loops with an epilogue,
-and numba's indexing guards negative indices): the column task's first compile took
-0.9-1.25 s on an Intel Xeon. Written here with whole vectors, it is one loop nest
-around the fold.
+that holds it. Written as numba loops around the fold of groups of rows
+(``emit_rows_fold``, then an intrinsic of its own), the setup of the running values
+and the pass that turns row numbers into output took LLVM longer to optimise than the
+fold itself (LLVM vectorised each of those loops with an epilogue, and numba's
+indexing guards negative indices): the column task's first compile took 0.9-1.25 s on
+an Intel Xeon. Written here with whole vectors, it is one loop nest around the fold.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def fold_block(typingctx, x, first, n, stride, width, best, hit, out, at, kind, 
     a vector, the last vector of columns ends at the block's last column and overlaps
     the one before it, or, for a block narrower than a vector, the elements before the
     block, which must be in ``x``: ``first + width`` at least ``lane_count(x)``.
+    Afterwards ``best`` holds each column's maximum key (in its slot).
     """
     for name, array in (("x", x), ("best", best), ("hit", hit), ("out", out)):
         if not (isinstance(array, types.Array) and array.layout == "C"):

@@ -122,8 +122,6 @@ LONG_FOLD_ROW_BYTES = 1024
 FAR_ALONG_BYTES = 2048
 
 
-# ``lane_slots`` is an intrinsic, not a compiled function of its own, which took
-# 0.04-0.10 s of the first call of a column layout.
 def fold_rows(builder, row_bytes: ir.Value) -> ir.Value:
     """Rows one ``emit_rows_fold`` should fold, for rows ``row_bytes`` apart (i64s)."""
     i64 = ir.IntType(64)
@@ -137,6 +135,8 @@ def fold_rows(builder, row_bytes: ir.Value) -> ir.Value:
     return at_least(FAR_ROW_BYTES, FAR_FOLD_ROWS, near)
 
 
+# ``lane_slots`` is an intrinsic, not a compiled function of its own, which took
+# 0.04-0.10 s of the first call of a column layout.
 @intrinsic
 def lane_slots(typingctx, width, lanes):
     """Elements of ``best`` and ``hit`` that ``emit_rows_fold`` uses for ``width``
