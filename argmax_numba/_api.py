@@ -131,7 +131,9 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
 
 
 ROWS, SHORT, COLS, NARROW, GROUPS, CHUNKS = 0, 1, 2, 3, 4, 5
-SIDE, EACH = 1, 2  # how ``cols`` reads whole blocks narrower than a vector
+# How ``cols`` reads whole blocks narrower than a vector: rows side by side, gathered, or
+# rows side by side with the whole block in registers.
+SIDE, EACH, REGISTERS = 1, 2, 3
 
 
 @register_jitable
@@ -148,9 +150,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     elements, ``is_short``), ``(GROUPS, 0, 0)`` (other rows of up to GROUP_ROW_BYTES),
     ``(CHUNKS, 0, 0)`` (longer rows of up to CHUNK_ROW_BYTES, not split), ``(COLS,
     block, how)`` (``block`` inner positions to a task; ``block // inner`` whole blocks
-    where it spans them, read with rows side by side where ``how`` is SIDE, gathered a
-    few blocks at a time where it is EACH, and where it is 0, rows of at least a vector)
-    or ``(NARROW, m, nsplit)``.
+    where it spans them, read with rows side by side where ``how`` is SIDE or, the whole
+    block in registers, REGISTERS, gathered a few blocks at a time where it is EACH, and
+    where it is 0, rows of at least a vector) or ``(NARROW, m, nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
@@ -231,7 +233,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             whole = m * inner == lanes  # a wide row is one vector
             gathers = n // m * -(-inner * itemsize // GATHER_BYTES)
             if n // m >= SIDE_GROUPS and (whole or gathers > GATHERED_ROWS):
-                return COLS, block, SIDE  # rows side by side (``side_cols``)
+                # Rows side by side (``side_cols``), in registers where they fit
+                # (``block_cols``).
+                return COLS, block, REGISTERS if in_registers(n, inner, itemsize) else SIDE
             return COLS, block, EACH  # gathered (``each_cols``)
     if inner * itemsize < VECTOR_BYTES:
         # ``cols`` reads rows of at least a vector. Narrower ones split between threads get
@@ -255,10 +259,8 @@ def _choose(
         kernel, extra = k.group_rows, ()
     elif which == CHUNKS:
         kernel, extra = k.chunk_rows, ()
-    elif which == COLS and p2 == SIDE and in_registers(n, inner, view.itemsize):
-        kernel, extra = k.block_cols, (p1,)
     elif which == COLS:
-        kernel, extra = (k.cols, k.side_cols, k.each_cols)[p2], (p1,)
+        kernel, extra = (k.cols, k.side_cols, k.each_cols, k.block_cols)[p2], (p1,)
     else:
         kernel, extra = k.narrow, (p1, p2)
     where = kernel.address(view.dtype, view.flags.writeable, last)

@@ -22,11 +22,10 @@ from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from ._api import CHUNKS, COLS, EACH, GROUPS, ROWS, SHORT, SIDE, argmax, plan, serial
+from ._api import CHUNKS, COLS, EACH, GROUPS, REGISTERS, ROWS, SHORT, SIDE, argmax, plan, serial
 from ._arrays import c_view
 from ._calls import thread_count
 from ._dtypes import kernel_view
-from ._side_blocks import in_registers
 from ._task_table import BOTH, KERNEL_NAMES, run_kernel
 
 __all__: list[str] = []
@@ -153,7 +152,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                     run_kernel((x2, out, last), rows_k, kind, parallel, lasts)
             else:
                 x3, o2 = c_view(view, 0, (outer, n, inner)), c_view(out, 0, (outer, inner))
-                if which == COLS and p2 == SIDE and in_registers(n, inner, itemsize):
+                if which == COLS and p2 == REGISTERS:
                     run_kernel((x3, o2, last, np.int64(p1)), block_k, kind, parallel, lasts)
                 elif which == COLS and p2 == SIDE:
                     run_kernel((x3, o2, last, np.int64(p1)), side_k, kind, parallel, lasts)

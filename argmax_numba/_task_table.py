@@ -151,19 +151,18 @@ def run_kernel(typingctx, args, name, kind, parallel, lasts):
         on = context.cast(builder, llargs[3], sig.args[3], types.boolean)
         driver = builder.select(on, par, serial)
         values = [builder.extract_value(llargs[0], i) for i in range(len(args))]
-        if lasts_value == BOTH:
+        task = tasks[0]
+        if lasts_value == BOTH:  # the tasks for ``last`` 0 and 1
             last = context.cast(builder, values[2], args[2], types.boolean)
-            half = len(tasks) // 2
-            pairs = zip(tasks[:half], tasks[half:], strict=True)
-            tasks = [builder.select(last, b, a) for a, b in pairs]
-        missing = builder.icmp_unsigned("==", driver, i64(0))
-        for task in tasks:
-            missing = builder.or_(missing, builder.icmp_unsigned("==", task, i64(0)))
+            task = builder.select(last, tasks[1], tasks[0])
+        missing = builder.or_(
+            builder.icmp_unsigned("==", driver, i64(0)), builder.icmp_unsigned("==", task, i64(0))
+        )
         with builder.if_then(missing, likely=False):
             context.call_conv.return_user_exc(
                 builder, RuntimeError, ("argmax: compiled code found no kernel address",)
             )
-        native_call(context, builder, driver, driver_types, [*values, *tasks])
+        native_call(context, builder, driver, driver_types, [*values, task])
         return context.get_dummy_value()
 
     return types.none(args, name, kind, parallel, lasts), codegen

@@ -552,6 +552,12 @@ def test_column_blocks_of_whole_vectors(small, monkeypatch):
             assert p1 * inner >= lanes, case
 
 
+def _wide_row_span(dtype: np.dtype) -> int:
+    """Wide rows of a block that its lanes number: as many as the elements' signed
+    integers hold, minus a sentinel, at most 2**31 - 1."""
+    return min(2 ** (8 * dtype.itemsize - 1) - 1, 2**31 - 1)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_many_small_blocks_to_a_task(dtype, column_path):
     # Blocks x[o] of a few bytes are reduced many to a task (block // inner of them, the
@@ -578,7 +584,9 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
             else:
                 gathers = n // m * -(-inner * dtype.itemsize // GATHER_BYTES)
                 side = m * inner == lanes or gathers > api.GATHERED_ROWS
-                assert how == (api.SIDE if n // m >= api.SIDE_GROUPS and side else api.EACH)
+                held = m * inner == lanes and n // m <= _wide_row_span(dtype)  # in registers
+                side_by = api.REGISTERS if held else api.SIDE
+                assert how == (side_by if n // m >= api.SIDE_GROUPS and side else api.EACH)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
@@ -592,7 +600,7 @@ def test_side_blocks_in_registers(dtype, column_path):
     # are merged; rows left over after the last wide row, or none. One more wide row
     # than that takes the general path.
     lanes = 64 // dtype.itemsize
-    span = min(2 ** (8 * dtype.itemsize - 1) - 1, 2**31 - 1)
+    span = _wide_row_span(dtype)
     rng = np.random.default_rng(17)
     cases = []
     inner = 2
@@ -602,11 +610,13 @@ def test_side_blocks_in_registers(dtype, column_path):
             (3, rows * m + extra, inner) for rows in (api.SIDE_GROUPS, 9) for extra in (0, m - 1)
         ]
         inner *= 2
-    if dtype.itemsize == 1:
-        cases += [(1, rows * 2 + 1, lanes // 2) for rows in (span, span + 1)]
+    if dtype.itemsize == 1:  # (four blocks: fewer would go to ``narrow``)
+        cases += [(4, rows * 2 + 1, lanes // 2) for rows in (span, span + 1)]
     for shape in cases:
         if column_path == "serial":
-            assert api.plan(*shape, dtype.itemsize, 1)[2] == api.SIDE, shape
+            held = shape[1] // (lanes // shape[2]) <= span
+            which, _, how = api.plan(*shape, dtype.itemsize, 1)
+            assert (which, how) == (api.COLS, api.REGISTERS if held else api.SIDE), shape
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
@@ -663,8 +673,9 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
     monkeypatch.setattr(api, "NARROW_SPLIT_BYTES", 300 * 256 + 1)
     assert api.plan(1, 300, 256 // size, size, 2)[0] == api.COLS
     # Many blocks go to ``cols`` whole however large, rows side by side where they are
-    # narrower than a vector.
-    assert api.plan(16, 1 << 20, 4, size, 2)[::2] == (api.COLS, api.SIDE)
+    # narrower than a vector (in registers where their wide rows are numbered in 32 bits).
+    side_by = api.REGISTERS if size >= 4 else api.SIDE
+    assert api.plan(16, 1 << 20, 4, size, 2)[::2] == (api.COLS, side_by)
 
 
 @pytest.mark.parametrize("threads", [2, 3, 4])
