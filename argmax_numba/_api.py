@@ -16,7 +16,7 @@ from ._ir import VECTOR_BYTES
 from ._kernels import KERNELS, rows_per_task
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 from ._short_rows import is_short
-from ._side_blocks import GATHER_BYTES, in_registers
+from ._side_blocks import GATHER_BYTES, wide_row_span
 
 __all__ = ["argmax"]
 
@@ -233,9 +233,10 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             whole = m * inner == lanes  # a wide row is one vector
             gathers = n // m * -(-inner * itemsize // GATHER_BYTES)
             if n // m >= SIDE_GROUPS and (whole or gathers > GATHERED_ROWS):
-                # Rows side by side (``side_cols``), in registers where they fit
-                # (``block_cols``).
-                return COLS, block, REGISTERS if in_registers(n, inner, itemsize) else SIDE
+                # Rows side by side (``side_cols``), in registers where a wide row is one
+                # vector and the wide rows are numbered in the lanes (``block_cols``).
+                held = whole and n // m <= wide_row_span(itemsize)
+                return COLS, block, REGISTERS if held else SIDE
             return COLS, block, EACH  # gathered (``each_cols``)
     if inner * itemsize < VECTOR_BYTES:
         # ``cols`` reads rows of at least a vector. Narrower ones split between threads get

@@ -589,7 +589,7 @@ class Kernels(NamedTuple):
     cols: Kernel
     narrow: Kernel
     side_cols: Kernel  # ``cols`` for whole blocks narrower than a vector
-    block_cols: Kernel  # ``side_cols`` for blocks it holds in registers (``in_registers``)
+    block_cols: Kernel  # ``side_cols`` for blocks it holds in registers (``REGISTERS``)
     each_cols: Kernel  # ``cols`` for such blocks too short for ``side_cols``
 
 

@@ -33,7 +33,6 @@ __all__ = [
     "GATHER_ROWS",
     "SHORT_GATHER_BYTES",
     "gather_blocks",
-    "in_registers",
     "side_block",
     "wide_row_span",
 ]
@@ -60,15 +59,6 @@ def wide_row_span(itemsize: int) -> int:
     as signed integers that wide hold, minus a sentinel (capped at 2**31 - 1, so that
     row numbers times the rows of a wide row cannot overflow int64)."""
     return (1 << (8 * itemsize - 1)) - 1 if itemsize < 4 else (1 << 31) - 1
-
-
-@register_jitable
-def in_registers(n: int, inner: int, itemsize: int) -> bool:
-    """Whether whole blocks ``(n, inner)``, narrower than a vector, are folded in
-    registers by ``side_block`` (the ``block_cols`` kernel): ``inner`` divides the lanes
-    of a vector, and the block's wide rows fit ``wide_row_span``."""
-    lanes = VECTOR_BYTES // itemsize
-    return lanes % inner == 0 and n // (lanes // inner) <= wide_row_span(itemsize)
 
 
 @intrinsic(prefer_literal=True)
