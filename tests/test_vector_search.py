@@ -228,9 +228,12 @@ def test_rows_of_a_few_elements_a_vector_of_rows_at_a_time(dtype, kernel_path):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_short_rows_left_over_in_a_task(dtype, kernel_path):
     # A task of rows of up to GROUP_ROW_BYTES (ROW_TASK_ELEMENTS // n rows, not a whole
-    # number of groups) ends with a group that overlaps the one before it; the last task
-    # of the array ends with its rows one at a time. Maxima sit in each task's last rows,
-    # in the overlap and after it, and in the array's last rows.
+    # number of groups) ends with a group that overlaps the one before it; so does the
+    # array's last task, where it holds a group, but that group ends a row or two
+    # before the array (its rows' last vector loads stay in the array), and the rows
+    # after it go one at a time, as do those of a last task too short for a group.
+    # Maxima sit in each task's last rows, in the overlap and after it, and in the
+    # array's last rows.
     lanes = 64 // dtype.itemsize
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
     rng = np.random.default_rng(17)
@@ -239,14 +242,21 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path):
         group = lanes * (2 if n * dtype.itemsize > 64 else 1)
         per = ROW_TASK_ELEMENTS // n
         assert per % group, (n, per, group)
-        x = rng.integers(0, 4, size=(3 * per + 5, n)).astype(dtype)
-        for end in (per, 2 * per, 3 * per + 5):
-            for back, col in ((1, n - 1), (2, 0), (group - 1, n // 2), (per % group + 1, 1)):
-                x[end - back, col] = top
-        for last in (0, 1):
-            np.testing.assert_array_equal(
-                argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last), err_msg=f"{n} {last}"
-            )
+        # The last task: 5 rows (no group), or a group and 5 rows more.
+        for rows in (3 * per + 5, 3 * per + group + 5):
+            x = rng.integers(0, 4, size=(rows, n)).astype(dtype)
+            for end in (per, 2 * per, 3 * per, rows):
+                for back, col in ((1, n - 1), (2, 0), (3, 1), (group - 1, n // 2)):
+                    x[end - back, col] = top
+                x[end - (per % group + 1), 1] = top
+            if rows > 3 * per + group:
+                x[3 * per + group, n - 2] = top  # in the last task's two groups
+            for last in (0, 1):
+                np.testing.assert_array_equal(
+                    argmax(x, 1, 1, last),
+                    onnx_argmax(x, 1, 1, last),
+                    err_msg=f"{n} {rows} {last}",
+                )
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
