@@ -192,8 +192,9 @@ def _make_tasks(kind: int, last: int):
         outer, n = x.shape
         lo, hi = t * per, min((t + 1) * per, outer)
         wide = n * x.itemsize > VECTOR_BYTES
-        group = lane_count(x) * (2 if wide else 1)
-        stop = min(hi, outer - (group + n - 1) // n)  # groups that end here read inside x
+        group = lane_count(x)
+        reach = group * (2 if wide else 1)  # elements of a row's vector
+        stop = min(hi, outer - (reach + n - 1) // n)  # groups that end here read inside x
         groups = max(0, stop - lo) // group
         tail = groups > 0 and (stop - lo) % group > 0
         for g in range(groups + tail):

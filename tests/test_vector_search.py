@@ -239,7 +239,7 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path):
     rng = np.random.default_rng(17)
     lengths = {_shortest_grouped(dtype), lanes + 1, GROUP_ROW_BYTES // dtype.itemsize - 1}
     for n in sorted(m for m in lengths if m * dtype.itemsize <= GROUP_ROW_BYTES):
-        group = lanes * (2 if n * dtype.itemsize > 64 else 1)
+        group = lanes  # rows of a group (each of one or two vectors)
         per = ROW_TASK_ELEMENTS // n
         assert per % group, (n, per, group)
         # The last task: 5 rows (no group), or a group and 5 rows more.
