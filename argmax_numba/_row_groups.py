@@ -12,14 +12,20 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 from ._dtypes import KIND_INT
 from ._ir import VECTOR_BYTES, equal_to, key_ir, lane_of, prefetch, resize, splat, vector_at
 from ._keys import lowest_key
 from ._lanes import constants_of, lanes_of
 
-__all__ = ["CHUNK_ROW_BYTES", "GROUP_ROW_BYTES", "chunk_group_argmax", "group_argmax"]
+__all__ = [
+    "CHUNK_ROW_BYTES",
+    "GROUP_ROW_BYTES",
+    "chunk_group_argmax",
+    "group_argmax",
+    "rows_of_group",
+]
 
 # Rows up to this long are searched many at a time (``group_argmax``), each as one
 # vector of one or two registers. Measured on 64 MiB, against one row at a time: rows
@@ -55,24 +61,32 @@ def _tree(builder, rows: list[tuple], beats) -> tuple:
     return rows[0]
 
 
+@register_jitable
+def rows_of_group(kind: int, wide: int, lanes: int) -> int:
+    """Rows that one ``group_argmax`` searches, of ``wide`` vectors of ``lanes`` lanes:
+    ``wide * lanes``, but ``lanes`` for integer rows, folded before the tree. (Rows of
+    100 and 128 int8, 64 MiB, took 1.18-1.22 times as long in groups of 128, the whole
+    rows in the tree; rows of 17-24 float32, folded in groups of 16, took 1.04-1.07
+    times as long as in groups of 32, and rows of 50 float16 and 12 float64 0.95.)"""
+    return lanes if kind == KIND_INT else wide * lanes
+
+
 @intrinsic(prefer_literal=True)
 def group_argmax(typingctx, x, o, out, kind, last, wide):
-    """Write the position of the maximum of each of the rows ``o`` to ``o + lanes - 1``
-    of the C-contiguous ``x[outer, n]`` into ``out[o:]``, where ``lanes =
-    lane_count(x)`` and a row has at most ``wide * lanes`` elements.
+    """Write the position of the maximum of each of the rows ``o`` to ``o + count - 1``
+    of the C-contiguous ``x[outer, n]`` into ``out[o:]``, where ``count =
+    rows_of_group(kind, wide, lane_count(x))`` and a row has at most ``wide *
+    lane_count(x)`` elements.
 
     For short rows, where a horizontal reduction per row costs more than reading the
     row: each row is one vector of ``wide * VECTOR_BYTES`` bytes (its lanes past the row
-    set to the lowest key), whose two halves, where ``wide`` is 2, are folded into one
-    vector lane by lane; a tree of shuffles and maxima reduces the vectors of all the
-    rows together into one with a lane per row, and each row's vector is then compared
-    with its maximum. The caller makes sure that every row's vector load stays in the
-    array. ``kind`` is a constant, as for ``lane_argmax``, and so is ``wide``, 1 or 2;
-    ``last`` (1: the last occurrence of the maximum) need not be.
-
-    (A group of rows of two halves was once as many rows as those halves have lanes,
-    each row's whole vector in the tree: rows of 100 int8, 64 MiB, took 1.18-1.22 times
-    as long as with a vector's lanes of rows, folded first.)
+    set to the lowest key), and a tree of shuffles and maxima reduces the vectors of all
+    the rows together into one with a lane per row; each row's vector is then compared
+    with its maximum. Integer rows of two halves are folded into one vector lane by lane
+    first (and read again to be compared): a group is a vector's lanes of them. The
+    caller makes sure that every row's vector load stays in the array. ``kind`` is a
+    constant, as for ``lane_argmax``, and so is ``wide``, 1 or 2; ``last`` (1: the last
+    occurrence of the maximum) need not be.
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
         raise errors.TypingError("group_argmax(): x must be a C-contiguous 2-D array")
@@ -87,6 +101,8 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
     part = lanes_of(x)  # lanes of a vector, and rows of a group
     halves = wide.literal_value
     lanes = halves * part  # lanes of a row's vector
+    again = kind_value == KIND_INT
+    count = rows_of_group(kind_value, halves, part)
     unsigned = kind_value == KIND_INT and not x.dtype.signed
     signature = types.none(x, o, out, kind, last, wide)
 
@@ -96,7 +112,7 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         vty, pty = ir.VectorType(ity, lanes), ir.VectorType(ity, part)
         mty = ir.IntType(lanes)  # a bit per lane
         zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
-        rows = ir.Constant(i64, part)
+        rows = ir.Constant(i64, count)
         x_struct = context.make_array(sig.args[0])(context, builder, args[0])
         out_struct = context.make_array(sig.args[2])(context, builder, args[2])
         n = cgutils.unpack_tuple(builder, x_struct.shape, 2)[1]
@@ -108,16 +124,19 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         is_last = builder.icmp_unsigned("!=", args[4], ir.Constant(args[4].type, 0))
         first_row = builder.mul(args[1], n)
 
-        def half(v, k):
-            at = ir.Constant(ir.VectorType(i32, part), list(range(k * part, (k + 1) * part)))
-            return builder.shuffle_vector(v, v, at)
+        def folded(key):  # the larger of a row's halves, lane by lane
+            if halves == 1:
+                return key
+            low, high = (
+                builder.shuffle_vector(key, key, ir.Constant(ir.VectorType(i32, part), at))
+                for at in (list(range(part)), list(range(part, lanes)))
+            )
+            return builder.select(bigger(">", high, low), high, low)
 
-        # Every row's keys, folded into one vector: the larger of its halves lane by
-        # lane. Integer keys are the values, read again (from cache) where they are
-        # compared; other keys of rows of two halves are kept.
-        again = kind_value == KIND_INT
-        folded = cgutils.alloca_once(builder, pty, size=part)
-        kept = None if again or halves == 1 else cgutils.alloca_once(builder, vty, size=part)
+        # Every row's keys: integer ones (the values, read again where they are compared)
+        # folded, a vector's lanes of rows; others whole, as many rows as their vectors
+        # have lanes.
+        kept = cgutils.alloca_once(builder, pty if again else vty, size=count)
         with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
             row = builder.add(first_row, builder.mul(r, n))
             value = load_row(row)
@@ -127,14 +146,9 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
                 ahead = builder.add(row, ir.Constant(i64, (PREFETCH + k) * part))
                 prefetch(builder, builder.gep(x_struct.data, [ahead]))
             key = builder.select(in_row, key_ir(builder, value, kind_value), lowest)
-            if kept is not None:
-                builder.store(key, builder.gep(kept, [r]))
-            if halves == 2:
-                low, high = half(key, 0), half(key, 1)
-                key = builder.select(bigger(">", high, low), high, low)
-            builder.store(key, builder.gep(folded, [r]))
+            builder.store(folded(key) if again else key, builder.gep(kept, [r]))
 
-        vectors = [(builder.load(builder.gep(folded, [ir.Constant(i64, r)])),) for r in range(part)]
+        vectors = [(builder.load(builder.gep(kept, [ir.Constant(i64, r)])),) for r in range(count)]
         top = _tree(builder, vectors, lambda u, v: bigger(">", v[0], u[0]))[0]
         tops = builder.bitcast(cgutils.alloca_once_value(builder, top), ity.as_pointer())
 
@@ -143,7 +157,7 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
             if again:
                 keys = load_row(builder.add(first_row, builder.mul(r, n)))
             else:
-                keys = builder.load(builder.gep(folded if kept is None else kept, [r]))
+                keys = builder.load(builder.gep(kept, [r]))
             is_top = equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
             hits = builder.and_(is_top(keys), in_row)
             at = lane_of(builder, builder.bitcast(hits, mty), is_last)

@@ -38,7 +38,7 @@ from argmax_numba._lanes import (
     lane_count,
     lane_slots,
 )
-from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
+from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, rows_of_group
 from argmax_numba._short_rows import SHORT_ROW, is_short
 from argmax_numba._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES
 
@@ -185,10 +185,12 @@ def _shortest_grouped(dtype: np.dtype) -> int:
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_short_rows_in_groups(dtype, kernel_path):
     # Rows longer than ``is_short`` takes (or of one whole vector) to GROUP_ROW_BYTES are
-    # searched a vector's worth of rows at a time (64 bytes / item size), in one chunk or
-    # several; the rows after a task's last whole group, and the last rows of the array
-    # (where a vector's load would leave it), one by one. Rows of one value test the
-    # lanes past a row's end.
+    # searched a group at a time (a vector's lanes of rows, 64 bytes / item size, or
+    # twice as many float rows of two vectors: ``rows_of_group``), in one chunk or
+    # several; the rows after a task's last whole group in one more group, and the last
+    # rows of the array (where a vector's load would leave it) and those of arrays of
+    # fewer rows than a group, one by one. Rows of one value test the lanes past a row's
+    # end.
     lanes = 64 // dtype.itemsize
     longest = GROUP_ROW_BYTES // dtype.itemsize
     shortest = _shortest_grouped(dtype)
@@ -239,7 +241,8 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path):
     rng = np.random.default_rng(17)
     lengths = {_shortest_grouped(dtype), lanes + 1, GROUP_ROW_BYTES // dtype.itemsize - 1}
     for n in sorted(m for m in lengths if m * dtype.itemsize <= GROUP_ROW_BYTES):
-        group = lanes  # rows of a group (each of one or two vectors)
+        wide = 2 if n * dtype.itemsize > 64 else 1  # vectors of a row
+        group = rows_of_group(kernel_view(dtype)[0], wide, lanes)
         per = ROW_TASK_ELEMENTS // n
         assert per % group, (n, per, group)
         # The last task: 5 rows (no group), or a group and 5 rows more.
