@@ -81,7 +81,7 @@ from ._lanes import (
     lane_slots,
     lane_span,
 )
-from ._row_groups import CHUNK_ROW_BYTES, chunk_group_argmax, group_argmax, rows_of_group
+from ._row_groups import CHUNK_ROW_BYTES, chunk_group_argmax, group_argmax, group_size
 from ._short_rows import BYTE_ROW, SHORT_ROW, short_group_argmax, short_group_rows
 from ._side_blocks import (
     GATHER_BYTES,
@@ -193,7 +193,7 @@ def _make_tasks(kind: int, last: int):
         lo, hi = t * per, min((t + 1) * per, outer)
         wide = n * x.itemsize > VECTOR_BYTES
         reach = lane_count(x) * (2 if wide else 1)  # elements of a row's vector
-        group = rows_of_group(kind, 2 if wide else 1, lane_count(x))
+        group = group_size(x, kind, 2) if wide else group_size(x, kind, 1)
         stop = min(hi, outer - (reach + n - 1) // n)  # groups that end here read inside x
         groups = max(0, stop - lo) // group
         tail = groups > 0 and (stop - lo) % group > 0

@@ -54,6 +54,7 @@ __all__ = [
     "fold_lanes",
     "fold_rows",
     "fold_spec",
+    "int64_constant",
     "lane_argmax",
     "lane_count",
     "lane_slots",
@@ -174,7 +175,9 @@ def constants_of(name: str, x, kind, last) -> tuple[int, int, int, int, bool]:
     return kind_value, last.literal_value, x.dtype.bitwidth, lanes_of(x), unsigned
 
 
-def _int64_constant(value: int):
+def int64_constant(value: int):
+    """The code generator of an intrinsic that returns the int64 ``value``."""
+
     def codegen(context, builder, sig, args):
         return context.get_constant(types.int64, value)
 
@@ -185,13 +188,13 @@ def _int64_constant(value: int):
 def lane_count(typingctx, like):
     """Elements per vector of ``lane_argmax`` and ``emit_rows_fold`` for arrays like
     ``like``."""
-    return types.int64(like), _int64_constant(lanes_of(like))
+    return types.int64(like), int64_constant(lanes_of(like))
 
 
 @intrinsic
 def lane_span(typingctx, like):
     """The most elements one ``lane_argmax`` call may search for arrays like ``like``."""
-    return types.int64(like), _int64_constant(RUN_BYTES * 8 // like.dtype.bitwidth)
+    return types.int64(like), int64_constant(RUN_BYTES * 8 // like.dtype.bitwidth)
 
 
 def fold_lanes(builder, unsigned: bool, last: int, best_ptr, number_ptr, value, number) -> None:

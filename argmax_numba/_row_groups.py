@@ -12,18 +12,19 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic, register_jitable
+from numba.extending import intrinsic
 
 from ._dtypes import KIND_INT
 from ._ir import VECTOR_BYTES, equal_to, key_ir, lane_of, prefetch, resize, splat, vector_at
 from ._keys import lowest_key
-from ._lanes import constants_of, lanes_of
+from ._lanes import constants_of, int64_constant, lanes_of
 
 __all__ = [
     "CHUNK_ROW_BYTES",
     "GROUP_ROW_BYTES",
     "chunk_group_argmax",
     "group_argmax",
+    "group_size",
     "rows_of_group",
 ]
 
@@ -61,7 +62,6 @@ def _tree(builder, rows: list[tuple], beats) -> tuple:
     return rows[0]
 
 
-@register_jitable
 def rows_of_group(kind: int, wide: int, lanes: int) -> int:
     """Rows that one ``group_argmax`` searches, of ``wide`` vectors of ``lanes`` lanes:
     ``wide * lanes``, but ``lanes`` for integer rows, folded before the tree. (Rows of
@@ -69,6 +69,15 @@ def rows_of_group(kind: int, wide: int, lanes: int) -> int:
     rows in the tree; rows of 17-24 float32, folded in groups of 16, took 1.04-1.07
     times as long as in groups of 32, and rows of 50 float16 and 12 float64 0.95.)"""
     return lanes if kind == KIND_INT else wide * lanes
+
+
+@intrinsic(prefer_literal=True)
+def group_size(typingctx, like, kind, wide):
+    """``rows_of_group`` for arrays like ``like``, a constant of the compiled code."""
+    if not all(isinstance(v, types.IntegerLiteral) for v in (kind, wide)):
+        raise errors.TypingError("group_size(): kind and wide must be constants")
+    count = rows_of_group(kind.literal_value, wide.literal_value, lanes_of(like))
+    return types.int64(like, kind, wide), int64_constant(count)
 
 
 @intrinsic(prefer_literal=True)
