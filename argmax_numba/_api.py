@@ -16,7 +16,7 @@ from ._ir import VECTOR_BYTES
 from ._kernels import KERNELS, rows_per_task
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 from ._short_rows import is_short
-from ._side_blocks import GATHER_BYTES, wide_row_span
+from ._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, wide_row_span
 
 __all__ = ["argmax"]
 
@@ -131,9 +131,10 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
 
 
 ROWS, SHORT, COLS, NARROW, GROUPS, CHUNKS = 0, 1, 2, 3, 4, 5
-# How ``cols`` reads whole blocks narrower than a vector: rows side by side, gathered, or
-# rows side by side with the whole block in registers.
-SIDE, EACH, REGISTERS = 1, 2, 3
+# How ``cols`` reads whole blocks narrower than a vector: rows side by side, gathered,
+# rows side by side with the whole block in registers, or gathered where a row is at most
+# SHORT_GATHER_BYTES.
+SIDE, EACH, REGISTERS, EACH_SHORT = 1, 2, 3, 4
 
 
 @register_jitable
@@ -151,8 +152,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     ``(CHUNKS, 0, 0)`` (longer rows of up to CHUNK_ROW_BYTES, not split), ``(COLS,
     block, how)`` (``block`` inner positions to a task; ``block // inner`` whole blocks
     where it spans them, read with rows side by side where ``how`` is SIDE or, the whole
-    block in registers, REGISTERS, gathered a few blocks at a time where it is EACH, and
-    where it is 0, rows of at least a vector) or ``(NARROW, m, nsplit)``.
+    block in registers, REGISTERS, gathered a few blocks at a time where it is EACH or
+    EACH_SHORT, and where it is 0, rows of at least a vector) or ``(NARROW, m,
+    nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
     # of the read bound on 64 MiB, against 7-10 with a loop for their length.)
@@ -172,6 +174,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
         if nchunks == 1 and n * itemsize <= CHUNK_ROW_BYTES and held:
             return CHUNKS, 0, 0
         return ROWS, nchunks, 0
+    # Blocks gathered a few bytes of a row of each in a vector: as few as hold a row.
+    gathered = EACH_SHORT if inner * itemsize <= SHORT_GATHER_BYTES else EACH
     # Rows read side by side: at least a vector's worth (``narrow`` reads whole vectors).
     m = max(-(-VECTOR_BYTES // (inner * itemsize)), LANE_BYTES // (inner * itemsize))
     # Few blocks x[o], whose rows the narrow kernel splits between the cores. Many blocks
@@ -237,11 +241,11 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
                 # vector and the wide rows are numbered in the lanes (``block_cols``).
                 held = whole and n // m <= wide_row_span(itemsize)
                 return COLS, block, REGISTERS if held else SIDE
-            return COLS, block, EACH  # gathered (``each_cols``)
+            return COLS, block, gathered  # (``each_cols``)
     if inner * itemsize < VECTOR_BYTES:
         # ``cols`` reads rows of at least a vector. Narrower ones split between threads get
         # here only for inputs too small for the threads (``serial``): a block to a task.
-        return COLS, inner, EACH
+        return COLS, inner, gathered
     return COLS, block, 0
 
 
@@ -261,7 +265,8 @@ def _choose(
     elif which == CHUNKS:
         kernel, extra = k.chunk_rows, ()
     elif which == COLS:
-        kernel, extra = (k.cols, k.side_cols, k.each_cols, k.block_cols)[p2], (p1,)
+        kernels = (k.cols, k.side_cols, k.each_cols, k.block_cols, k.each_short_cols)
+        kernel, extra = kernels[p2], (p1,)
     else:
         kernel, extra = k.narrow, (p1, p2)
     where = kernel.address(view.dtype, view.flags.writeable, last)

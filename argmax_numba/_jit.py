@@ -22,7 +22,20 @@ from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from ._api import CHUNKS, COLS, EACH, GROUPS, REGISTERS, ROWS, SHORT, SIDE, argmax, plan, serial
+from ._api import (
+    CHUNKS,
+    COLS,
+    EACH,
+    EACH_SHORT,
+    GROUPS,
+    REGISTERS,
+    ROWS,
+    SHORT,
+    SIDE,
+    argmax,
+    plan,
+    serial,
+)
 from ._arrays import c_view
 from ._calls import thread_count
 from ._dtypes import kernel_view
@@ -110,9 +123,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
     # Drivers and tasks are called through their addresses (see ``_task_table``).
-    rows_k, chunks_k, groups_k, pieces_k, short_k, cols_k, narrow_k, side_k, each_k, block_k = (
-        range(len(KERNEL_NAMES))
-    )
+    rows_k, chunks_k, groups_k, pieces_k, short_k = range(5)
+    cols_k, narrow_k, side_k, each_k, block_k, each_short_k = range(5, len(KERNEL_NAMES))
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -158,6 +170,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                     run_kernel((x3, o2, last, np.int64(p1)), side_k, kind, parallel, lasts)
                 elif which == COLS and p2 == EACH:
                     run_kernel((x3, o2, last, np.int64(p1)), each_k, kind, parallel, lasts)
+                elif which == COLS and p2 == EACH_SHORT:
+                    run_kernel((x3, o2, last, np.int64(p1)), each_short_k, kind, parallel, lasts)
                 elif which == COLS:
                     run_kernel((x3, o2, last, np.int64(p1)), cols_k, kind, parallel, lasts)
                 else:

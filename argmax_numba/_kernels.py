@@ -282,27 +282,22 @@ def _make_tasks(kind: int, last: int):
         # short for ``side_task``: gathered, or, for the blocks left over, each column of
         # each block on its own, with no scratch but a row of keys. (A task of its own: in
         # ``col_task`` these loops added 0.3-0.5 s to the first compile of every column
-        # layout.)
+        # layout.) Compiled once for each SLOT (below).
         outer, n, inner = x.shape
         per = block // inner
         best = key_vector(inner, x, kind)
         lo, hi = t * per, min(t * per + per, outer)
-        # A few blocks at a time, GATHER_BYTES of a row of each (SHORT_GATHER_BYTES, rows
-        # that short) in one vector (``gather_blocks``; in cache, against one column at a
-        # time: (65536, 8, 5) int16 24.6 -> 5.3 of the read bound, (21845, 8, 48) int8
-        # 11.0 -> 4.4), but not the last block of x, past whose end such a vector could
-        # reach.
-        short = inner * x.itemsize <= SHORT_GATHER_BYTES
-        slot = SHORT_GATHER_BYTES if short else GATHER_BYTES
-        piece, group = slot // x.itemsize, VECTOR_BYTES // slot
+        # A few blocks at a time, SLOT bytes of a row of each (GATHER_BYTES, or
+        # SHORT_GATHER_BYTES where ``plan`` finds rows that short) in one vector
+        # (``gather_blocks``; in cache, against one column at a time: (65536, 8, 5) int16
+        # 24.6 -> 5.3 of the read bound, (21845, 8, 48) int8 11.0 -> 4.4), but not the
+        # last block of x, past whose end such a vector could reach.
+        piece, group = SLOT // x.itemsize, VECTOR_BYTES // SLOT
         if n <= GATHER_ROWS:
             end = hi - 1 if hi == outer and inner % piece else hi
             while lo + group <= end:
                 for c0 in range(0, inner, piece):
-                    if short:
-                        gather_blocks(x, lo, c0, out, kind, last, SHORT_GATHER_BYTES)
-                    else:
-                        gather_blocks(x, lo, c0, out, kind, last, GATHER_BYTES)
+                    gather_blocks(x, lo, c0, out, kind, last, SLOT)
                 lo += group
         for o in range(lo, hi):
             # Views that start at the block (indexed from 0, the indices are known not to
@@ -431,8 +426,12 @@ def _make_tasks(kind: int, last: int):
     tasks = {}
     tag = f"k{kind}_l{last}"
     across_fn = _compile(rows_across, f"rows_across_{tag}", {}, inline="always")
-    for fn in (col_task, side_task, block_task, each_task):
+    for fn in (col_task, side_task, block_task):
         tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_{tag}", {"across": across_fn})
+    # One task per gather width: a first call compiles one of them (0.3 s each).
+    for name, slot in (("each_task", GATHER_BYTES), ("each_short_task", SHORT_GATHER_BYTES)):
+        bound = {"across": across_fn, "SLOT": slot}
+        tasks[name] = _compile(each_task, f"{name}_{tag}", bound)
     # Tasks that call other tasks reach them as globals bound here. (No local variable of
     # this function may share a global's name: the tasks would hold it as a closure
     # cell, which numba's cache key pickles, and they would never be found in the cache.)
@@ -494,7 +493,7 @@ def rows_per_task(outer: int, n: int, itemsize: int, threads: int) -> int:
 # function of its own, it took 0.14-0.20 s more of a first call). ``KIND`` is the key
 # kind of the driver's tasks; the other names are bound to one key kind's compiled tasks.
 KIND = PARALLEL = per_task = run_tasks = None
-search = by_element = short = across = ROW_LENGTH = None
+search = by_element = short = across = ROW_LENGTH = SLOT = None
 
 
 def rows(x, out, last, where):
@@ -594,6 +593,7 @@ class Kernels(NamedTuple):
     side_cols: Kernel  # ``cols`` for whole blocks narrower than a vector
     block_cols: Kernel  # ``side_cols`` for blocks it holds in registers (``REGISTERS``)
     each_cols: Kernel  # ``cols`` for such blocks too short for ``side_cols``
+    each_short_cols: Kernel  # ``each_cols`` for blocks of rows of SHORT_GATHER_BYTES
 
 
 def _build(kind: int, parallel: bool) -> Kernels:
@@ -626,6 +626,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
         kernel(cols, "side_task", 3, False, 3, 1),
         kernel(cols, "block_task", 3, False, 3, 1),
         kernel(cols, "each_task", 3, False, 3, 1),
+        kernel(cols, "each_short_task", 3, False, 3, 1),
     )
 
 

@@ -236,3 +236,17 @@ def test_large_output_in_compiled_code():
 
     x = np.random.default_rng(5).standard_normal((1 << 20, 3)).astype(np.float32)
     np.testing.assert_array_equal(rows(x), np.argmax(x, 1))
+
+
+def test_blocks_gathered_a_few_bytes_a_row():
+    # Blocks whose rows fit in SHORT_GATHER_BYTES are gathered by a task of their own
+    # (EACH_SHORT), through the int8 specialisation that ``test_matches_reference``
+    # compiles.
+    rng = np.random.default_rng(10)
+    x = random_tensor(np.dtype(np.int8), (50, 6, 3), rng, special=0.2)
+    assert api.plan(50, 6, 3, 1, 1)[2] == api.EACH_SHORT
+    for last in (0, 1):
+        keep0, drop1, keep_rt, _ = variants(x, 1, bool(last))
+        np.testing.assert_array_equal(keep0, onnx_argmax(x, 1, 1, 0))
+        np.testing.assert_array_equal(drop1, onnx_argmax(x, 1, 0, 1))
+        np.testing.assert_array_equal(keep_rt, onnx_argmax(x, 1, 1, last))

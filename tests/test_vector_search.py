@@ -599,7 +599,9 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
                 side = m * inner == lanes or gathers > api.GATHERED_ROWS
                 held = m * inner == lanes and n // m <= _wide_row_span(dtype)  # in registers
                 side_by = api.REGISTERS if held else api.SIDE
-                assert how == (side_by if n // m >= api.SIDE_GROUPS and side else api.EACH)
+                short = inner * dtype.itemsize <= SHORT_GATHER_BYTES
+                gathered = api.EACH_SHORT if short else api.EACH
+                assert how == (side_by if n // m >= api.SIDE_GROUPS and side else gathered)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
@@ -657,7 +659,9 @@ def test_gathered_blocks(dtype, column_path):
     for shape in cases:
         outer, n, inner = shape
         if column_path == "serial":
-            assert api.plan(outer, n, inner, size, 1)[2] == api.EACH, shape
+            short = inner * size <= SHORT_GATHER_BYTES
+            gathered = api.EACH_SHORT if short else api.EACH
+            assert api.plan(outer, n, inner, size, 1)[2] == gathered, shape
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
