@@ -65,7 +65,7 @@ def _tree(builder, rows: list[tuple], beats) -> tuple:
 def rows_of_group(kind: int, wide: int, lanes: int) -> int:
     """Rows that one ``group_argmax`` searches, of ``wide`` vectors of ``lanes`` lanes:
     ``wide * lanes``, but ``lanes`` for integer rows, folded before the tree. (Rows of
-    100 and 128 int8, 64 MiB, took 1.18-1.22 times as long in groups of 128, the whole
+    100 and 128 int8, 64 MiB, took 1.18-1.3 times as long in groups of 128, the whole
     rows in the tree; rows of 17-24 float32, folded in groups of 16, took 1.04-1.07
     times as long as in groups of 32, and rows of 50 float16 and 12 float64 0.95.)"""
     return lanes if kind == KIND_INT else wide * lanes
