@@ -123,8 +123,19 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
     # Drivers and tasks are called through their addresses (see ``_task_table``).
-    rows_k, chunks_k, groups_k, pieces_k, short_k = range(5)
-    cols_k, narrow_k, side_k, each_k, block_k, each_short_k = range(5, len(KERNEL_NAMES))
+    (
+        rows_k,
+        chunks_k,
+        groups_k,
+        pieces_k,
+        short_k,
+        cols_k,
+        narrow_k,
+        side_k,
+        each_k,
+        block_k,
+        each_short_k,
+    ) = range(len(KERNEL_NAMES))
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):

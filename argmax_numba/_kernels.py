@@ -134,9 +134,8 @@ def _make_tasks(kind: int, last: int):
     def element_rows(x, out, lo, hi, n):
         # Rows lo..hi of ``n`` elements, one element at a time (the last rows of
         # ``group_rows``, where a group's vector loads would leave the array, and inputs
-        # of fewer rows than a group). Views that
-        # start at row lo, so that indices are known not to be negative (numba would
-        # otherwise wrap them, per element).
+        # of fewer rows than a group). Views that start at row lo, so that indices are
+        # known not to be negative (numba would otherwise wrap them, per element).
         flat = c_view(x, lo * n, (hi - lo) * n)
         dst = out[lo:hi]
         if last:
@@ -185,10 +184,11 @@ def _make_tasks(kind: int, last: int):
         # the array: up to ``stop``, a row or two before the array's end. The rows left
         # over in a task that holds a group make a group that ends at ``stop`` (some rows
         # are searched twice); the rows after it, and those of a task that holds no
-        # group, are searched one element at a time (before, the last task's rows after
-        # its last whole group were: 11.6 -> 4.9 us for (1000, 100) int8). (A task of its
-        # own, without the vector search of long rows: in one task with it, the first
-        # call compiled both; float32, 0.61 s for this task against 1.03 s for both.)
+        # group, are searched one element at a time (before, all the last task's rows
+        # after its last whole group were: (1000, 100) int8 took 0.61 of the time then,
+        # (300, 100) int8 0.65). (A task of its own, without the vector search of long
+        # rows: in one task with it, the first call compiled both; float32, 0.61 s for
+        # this task against 1.03 s for both.)
         outer, n = x.shape
         lo, hi = t * per, min((t + 1) * per, outer)
         wide = n * x.itemsize > VECTOR_BYTES
