@@ -1,8 +1,8 @@
 """Short rows searched many at once.
 
 A row of a few dozen bytes is read in one vector, but turning that vector's lanes into
-its maximum and position costs more than reading it. ``group_argmax`` takes as many
-rows as a vector has lanes and reduces all their vectors together in a tree of
+its maximum and position costs more than reading it. ``group_argmax`` takes up to as
+many rows as a vector has lanes and reduces all their vectors together in a tree of
 shuffles and maxima: each step pairs two vectors into one that holds twice as many
 rows in half as many lanes each, until one vector holds a lane per row.
 """
@@ -22,6 +22,7 @@ from ._lanes import constants_of, int64_constant, lanes_of
 __all__ = [
     "CHUNK_ROW_BYTES",
     "GROUP_ROW_BYTES",
+    "INT_GROUP_ROWS",
     "chunk_group_argmax",
     "group_argmax",
     "group_size",
@@ -40,11 +41,13 @@ PREFETCH = 128
 
 
 def _tree(builder, rows: list[tuple], beats) -> tuple:
-    """The tree of shuffles that reduces ``rows`` (as many as a vector has lanes; each a
-    tuple of vectors, such as keys and their positions) into one tuple with a lane per
-    row: each step pairs vectors that hold k rows in lanes/k lanes each into one that
-    holds 2k rows in half as many lanes each, keeping of each two lanes of a row the one
-    where ``beats(u, v)`` (tuples of vectors), else the other."""
+    """The tree of shuffles that reduces ``rows`` (a power of two of them, at most as
+    many as a vector has lanes; each a tuple of vectors, such as keys and their
+    positions) into one tuple with a lane per row: each step pairs vectors that hold k
+    rows in lanes/k lanes each into one that holds 2k rows in half as many lanes each,
+    keeping of each two lanes of a row the one where ``beats(u, v)`` (tuples of
+    vectors), else the other. With fewer rows than lanes, the one vector left then
+    halves each row's lanes until one is left (a vector of as many lanes as rows)."""
     lanes = rows[0][0].type.count
     index = ir.VectorType(ir.IntType(32), lanes)
     width = lanes
@@ -59,16 +62,37 @@ def _tree(builder, rows: list[tuple], beats) -> tuple:
             wins = beats(u, v)
             paired.append(tuple(builder.select(wins, q, p) for p, q in zip(u, v, strict=True)))
         rows, width = paired, half
-    return rows[0]
+    top = rows[0]
+    while width > 1:
+        half = width // 2
+        count = top[0].type.count // 2
+        low = [(p // half) * width + p % half for p in range(count)]
+        at = ir.VectorType(ir.IntType(32), count)
+        low_at, high_at = ir.Constant(at, low), ir.Constant(at, [i + half for i in low])
+        u = tuple(builder.shuffle_vector(p, p, low_at) for p in top)
+        v = tuple(builder.shuffle_vector(p, p, high_at) for p in top)
+        wins = beats(u, v)
+        top, width = tuple(builder.select(wins, q, p) for p, q in zip(u, v, strict=True)), half
+    return top
+
+
+# Integer rows are searched at most this many at a time: their tree's vectors then fit
+# in registers. 64 MiB, against groups of a register's lanes (64 int8, 32 int16): rows of
+# 64 int8 took 0.67-0.69 of the time, of 33-40 int8 0.77-0.81, of 100 and 128 int8
+# (folded) 0.72-0.77, of 20 and 40 int16 0.82-0.96; groups of 8 were slower than 16
+# (rows of 33 int8 0.94, of 20 int16 1.09), and float rows in groups of 16 or 8 were
+# 0.86-1.14 (rows of 20 float32 the slowest).
+INT_GROUP_ROWS = 16
 
 
 def rows_of_group(kind: int, wide: int, lanes: int) -> int:
     """Rows that one ``group_argmax`` searches, of ``wide`` vectors of ``lanes`` lanes:
-    ``wide * lanes``, but ``lanes`` for integer rows, folded before the tree. (Rows of
-    100 and 128 int8, 64 MiB, took 1.18-1.3 times as long in groups of 128, the whole
-    rows in the tree; rows of 17-24 float32, folded in groups of 16, took 1.04-1.07
-    times as long as in groups of 32, and rows of 50 float16 and 12 float64 0.95.)"""
-    return lanes if kind == KIND_INT else wide * lanes
+    ``wide * lanes``, but for integer rows, folded before the tree, ``lanes`` or
+    INT_GROUP_ROWS, whichever is fewer. (Rows of 100 and 128 int8, 64 MiB, took 1.18-1.3
+    times as long in groups of 128, the whole rows in the tree; rows of 17-24 float32,
+    folded in groups of 16, took 1.04-1.07 times as long as in groups of 32, and rows of
+    50 float16 and 12 float64 0.95.)"""
+    return min(lanes, INT_GROUP_ROWS) if kind == KIND_INT else wide * lanes
 
 
 @intrinsic(prefer_literal=True)
@@ -92,10 +116,10 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
     set to the lowest key), and a tree of shuffles and maxima reduces the vectors of all
     the rows together into one with a lane per row; each row's vector is then compared
     with its maximum. Integer rows of two halves are folded into one vector lane by lane
-    first (and read again to be compared): a group is a vector's lanes of them. The
-    caller makes sure that every row's vector load stays in the array. ``kind`` is a
-    constant, as for ``lane_argmax``, and so is ``wide``, 1 or 2; ``last`` (1: the last
-    occurrence of the maximum) need not be.
+    first (and read again to be compared); a group of integer rows is at most
+    INT_GROUP_ROWS of them. The caller makes sure that every row's vector load stays in
+    the array. ``kind`` is a constant, as for ``lane_argmax``, and so is ``wide``, 1 or
+    2; ``last`` (1: the last occurrence of the maximum) need not be.
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
         raise errors.TypingError("group_argmax(): x must be a C-contiguous 2-D array")
@@ -107,7 +131,7 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         raise errors.TypingError("group_argmax(): last must be an integer")
     kind_value = kind.literal_value
     bits = x.dtype.bitwidth
-    part = lanes_of(x)  # lanes of a vector, and rows of a group
+    part = lanes_of(x)  # lanes of a vector
     halves = wide.literal_value
     lanes = halves * part  # lanes of a row's vector
     again = kind_value == KIND_INT
@@ -143,8 +167,7 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
             return builder.select(bigger(">", high, low), high, low)
 
         # Every row's keys: integer ones (the values, read again where they are compared)
-        # folded, a vector's lanes of rows; others whole, as many rows as their vectors
-        # have lanes.
+        # folded, ``count`` rows; others whole, as many rows as their vectors have lanes.
         kept = cgutils.alloca_once(builder, pty if again else vty, size=count)
         with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
             row = builder.add(first_row, builder.mul(r, n))

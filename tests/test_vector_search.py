@@ -239,12 +239,19 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path):
     lanes = 64 // dtype.itemsize
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
     rng = np.random.default_rng(17)
-    lengths = {_shortest_grouped(dtype), lanes + 1, GROUP_ROW_BYTES // dtype.itemsize - 1}
-    for n in sorted(m for m in lengths if m * dtype.itemsize <= GROUP_ROW_BYTES):
-        wide = 2 if n * dtype.itemsize > 64 else 1  # vectors of a row
-        group = rows_of_group(kernel_view(dtype)[0], wide, lanes)
-        per = ROW_TASK_ELEMENTS // n
-        assert per % group, (n, per, group)
+    kind = kernel_view(dtype)[0]
+    longest = GROUP_ROW_BYTES // dtype.itemsize
+
+    def group_of(m: int) -> int:  # rows of a group of rows of m elements
+        return rows_of_group(kind, 2 if m * dtype.itemsize > 64 else 1, lanes)
+
+    # The shortest rows in groups, rows just over a vector and the longest, or the nearest
+    # lengths whose tasks are not a whole number of groups.
+    shortest = _shortest_grouped(dtype)
+    near = (range(shortest, longest), range(lanes + 1, longest), range(longest - 1, shortest, -1))
+    lengths = {next(m for m in ms if ROW_TASK_ELEMENTS // m % group_of(m)) for ms in near}
+    for n in sorted(lengths):
+        group, per = group_of(n), ROW_TASK_ELEMENTS // n
         # The last task: 5 rows (no group), or a group and 5 rows more.
         for rows in (3 * per + 5, 3 * per + group + 5):
             x = rng.integers(0, 4, size=(rows, n)).astype(dtype)
