@@ -43,15 +43,17 @@ PREFETCH = 128
 def _tree(builder, rows: list[tuple], beats) -> tuple:
     """The tree of shuffles that reduces ``rows`` (a power of two of them, at most as
     many as a vector has lanes; each a tuple of vectors, such as keys and their
-    positions) into one tuple with a lane per row: each step pairs vectors that hold k
-    rows in lanes/k lanes each into one that holds 2k rows in half as many lanes each,
-    keeping of each two lanes of a row the one where ``beats(u, v)`` (tuples of
-    vectors), else the other. With fewer rows than lanes, the one vector left then
-    halves each row's lanes until one is left (a vector of as many lanes as rows)."""
+    positions) into one tuple with a lane per row, the first lanes: each step pairs
+    vectors that hold k rows in lanes/k lanes each into one that holds 2k rows in half
+    as many lanes each, keeping of each two lanes of a row the one where ``beats(u, v)``
+    (tuples of vectors), else the other. With fewer rows than lanes, the one vector left
+    is paired with itself until a row has one lane."""
     lanes = rows[0][0].type.count
     index = ir.VectorType(ir.IntType(32), lanes)
     width = lanes
-    while len(rows) > 1:
+    while width > 1:
+        if len(rows) == 1:
+            rows = rows * 2
         half = width // 2
         low = [(p // half) * width + p % half for p in range(lanes)]  # of a, then b
         low_at, high_at = ir.Constant(index, low), ir.Constant(index, [i + half for i in low])
@@ -62,18 +64,7 @@ def _tree(builder, rows: list[tuple], beats) -> tuple:
             wins = beats(u, v)
             paired.append(tuple(builder.select(wins, q, p) for p, q in zip(u, v, strict=True)))
         rows, width = paired, half
-    top = rows[0]
-    while width > 1:
-        half = width // 2
-        count = top[0].type.count // 2
-        low = [(p // half) * width + p % half for p in range(count)]
-        at = ir.VectorType(ir.IntType(32), count)
-        low_at, high_at = ir.Constant(at, low), ir.Constant(at, [i + half for i in low])
-        u = tuple(builder.shuffle_vector(p, p, low_at) for p in top)
-        v = tuple(builder.shuffle_vector(p, p, high_at) for p in top)
-        wins = beats(u, v)
-        top, width = tuple(builder.select(wins, q, p) for p, q in zip(u, v, strict=True)), half
-    return top
+    return rows[0]
 
 
 # Integer rows are searched at most this many at a time: their tree's vectors then fit
