@@ -184,8 +184,8 @@ def _make_tasks(kind: int, last: int):
         # the array: up to ``stop``, a row or two before the array's end. The rows left
         # over in a task that holds a group make a group that ends at ``stop`` (some rows
         # are searched twice); the rows after it, and those of a task that holds no
-        # group, are searched one element at a time (before, all the last task's rows
-        # after its last whole group were: (1000, 100) int8 took 0.61 of the time then,
+        # group, are searched one element at a time (all the last task's rows after its
+        # last whole group were before; now (1000, 100) int8 takes 0.61 of the time,
         # (300, 100) int8 0.65). (A task of its own, without the vector search of long
         # rows: in one task with it, the first call compiled both; float32, 0.61 s for
         # this task against 1.03 s for both.)

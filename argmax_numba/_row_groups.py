@@ -80,9 +80,10 @@ def rows_of_group(kind: int, wide: int, lanes: int) -> int:
     """Rows that one ``group_argmax`` searches, of ``wide`` vectors of ``lanes`` lanes:
     ``wide * lanes``, but for integer rows, folded before the tree, ``lanes`` or
     INT_GROUP_ROWS, whichever is fewer. (Rows of 100 and 128 int8, 64 MiB, took 1.18-1.3
-    times as long in groups of 128, the whole rows in the tree; rows of 17-24 float32,
-    folded in groups of 16, took 1.04-1.07 times as long as in groups of 32, and rows of
-    50 float16 and 12 float64 0.95.)"""
+    times as long in groups of 128, the whole rows in the tree, as folded in groups of 64,
+    before INT_GROUP_ROWS; float rows folded in groups of a register's lanes took, against
+    whole rows in groups of twice as many, 1.04-1.07 for rows of 17-24 float32 and 0.95
+    for rows of 50 float16 and 12 float64.)"""
     return min(lanes, INT_GROUP_ROWS) if kind == KIND_INT else wide * lanes
 
 
