@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import shutil
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 from conftest import FLOATS, INTS, onnx_argmax, random_tensor
@@ -14,7 +17,7 @@ from numba import njit, prange
 from numba.core.errors import TypingError
 
 import argmax_numba._api as api
-from argmax_numba import argmax
+from argmax_numba import _task_table, argmax
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -250,3 +253,21 @@ def test_blocks_gathered_a_few_bytes_a_row():
         np.testing.assert_array_equal(keep0, onnx_argmax(x, 1, 1, 0))
         np.testing.assert_array_equal(drop1, onnx_argmax(x, 1, 0, 1))
         np.testing.assert_array_equal(keep_rt, onnx_argmax(x, 1, 1, last))
+
+
+def test_compiled_code_reaches_every_kernel():
+    # The overload picks a layout's kernel at run time, a branch each; a layout whose
+    # branch went missing would run another kernel, with the same results (only slower),
+    # so results alone do not show it. A compiled function's reload list fills the table
+    # slots of every kernel it can run, for each ``last`` its calls take: 0, 1 and both
+    # (the four call forms of ``variants``, compiled for int8 by the tests above).
+    x = np.zeros((3, 4, 5), np.int8)
+    variants(x, 1, True)
+    signature = tuple(numba.typeof(v) for v in (x, 1, True))
+    fills = {
+        (f.args[0], f.args[5])
+        for f in variants.overloads[signature].library._reload_init
+        if isinstance(f, functools.partial) and f.func is _task_table.fill
+    }
+    lasts = (0, 1, _task_table.BOTH)
+    assert fills == set(itertools.product(_task_table.KERNEL_NAMES, lasts))
