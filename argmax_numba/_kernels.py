@@ -60,6 +60,7 @@ to 0.85 s (its task 0.65 -> 0.21 s, medians of 4).
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from types import FunctionType
 from typing import Any, NamedTuple
 
@@ -641,7 +642,31 @@ def tasks_of(kind: int, last: int) -> dict:
 
 _KINDS = (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)
 _PER_TASK = _compile(rows_per_task, "rows_per_task_inline", {}, inline="always")
-KERNELS: dict[tuple[int, bool], Kernels] = {
-    (k, p): _build(k, p) for k in _KINDS for p in (True, False)
-}
+
+
+class _KernelSets(Mapping):
+    """The kernels of each (key kind, parallel), their drivers created on first use:
+    all ten sets at import took 15-20 ms of ``import argmax_numba`` (numba's dispatchers,
+    about 0.5 ms each)."""
+
+    _keys = tuple((k, p) for k in _KINDS for p in (True, False))
+
+    def __getitem__(self, key: tuple[int, bool]) -> Kernels:
+        if key not in self._keys:
+            raise KeyError(key)
+        return _kernel_set(*key)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+@functools.cache
+def _kernel_set(kind: int, parallel: bool) -> Kernels:
+    return _build(kind, parallel)
+
+
+KERNELS: Mapping[tuple[int, bool], Kernels] = _KernelSets()
 """The kernels of ``argmax``, keyed by (key kind, parallel)."""

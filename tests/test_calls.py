@@ -5,6 +5,10 @@ was compiled for (``Kernel.task_types``, ``Kernel.driver_types``)."""
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
+import textwrap
 
 import numba
 import numpy as np
@@ -14,12 +18,14 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from argmax_numba import _task_table
+from argmax_numba import _kernels, _task_table
 from argmax_numba._calls import task_address
 from argmax_numba._dtypes import kernel_view
 from argmax_numba._kernels import KERNELS
 from argmax_numba._task_loops import parallel_tasks, serial_tasks
 from argmax_numba._task_table import run_kernel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _calls_by_address(fn, args) -> list[tuple]:
@@ -179,3 +185,26 @@ def test_parallel_loop_runs_without_the_gil():
         run(64, where, held, ran, 1)
         assert (ran == 1).all()
         assert (held == expected).all(), (run, held)
+
+
+def test_kernel_sets_are_created_on_first_use():
+    # Importing the package creates no drivers (ten sets of them took 15-20 ms of the
+    # import); a first call creates those of its key kind and threading only.
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        import argmax_numba
+        from argmax_numba import _kernels
+        before = _kernels._kernel_set.cache_info().currsize
+        assert (argmax_numba.argmax(np.eye(3, dtype=np.float32), 1, 0) == [0, 1, 2]).all()
+        print(before, _kernels._kernel_set.cache_info().currsize)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    assert out == ["0", "1"]
+    sets = _kernels.KERNELS
+    assert len(sets) == len(list(sets)) == 10
+    with pytest.raises(KeyError):
+        sets[(99, True)]
