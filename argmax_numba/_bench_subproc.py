@@ -8,6 +8,7 @@ one JSON line. Each section prints its lines and returns ``(data, checks)``.
 from __future__ import annotations
 
 import compileall
+import contextlib
 import json
 import os
 import shutil
@@ -223,16 +224,18 @@ def _layout_name(layout) -> str:
     return f"{'x'.join(map(str, shape))} axis {axis}"
 
 
-def _numba_floor(runs: int) -> float:
-    """Import and first call of a one-line ``@njit(cache=True)`` function with a warm
-    cache, in fresh processes (median): what numba itself takes before any kernel."""
+@contextlib.contextmanager
+def _numba_floor():
+    """A runner of numba's own start-up, for context: import and first call of a
+    one-line ``@njit(cache=True)`` function with a warm cache, in a fresh process (its
+    seconds); what numba itself takes before any kernel."""
     with tempfile.TemporaryDirectory(prefix="argmax-bench-floor-") as d:
         with open(os.path.join(d, "floor_probe.py"), "w") as f:
             f.write(_FLOOR_MODULE)
         env = _child_env(NUMBA_CACHE_DIR=os.path.join(d, "cache"))
         env["PYTHONPATH"] = os.pathsep.join((d, env["PYTHONPATH"]))
         _run_child(_FLOOR_CHILD, env=env)  # fills the cache
-        return statistics.median(_run_child(_FLOOR_CHILD, env=env)["total"] for _ in range(runs))
+        yield lambda: _run_child(_FLOOR_CHILD, env=env)["total"]
 
 
 def _startup_one(cache_dir: str, layout=STARTUP_LAYOUTS[0]) -> dict:
@@ -263,23 +266,16 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
     compileall.compile_dir(os.path.join(_package_root(), "argmax_numba"), quiet=2)
     numba_alone = statistics.median(_wall(["-c", "import numba"]) for _ in range(3))
     print(f"  python -c 'import numba' (context): {numba_alone:.2f} s")
+    cold, warm, floors, dirs = [], [], [], []
     try:
-        floor = _numba_floor(3)
-    except Exception as exc:
-        print(f"  numba's own floor: failed: {exc}")
-        floor = None
-    else:
-        print(
-            "  a one-line @njit(cache=True) function, warm cache, import + first call"
-            f" (context): {floor:.2f} s"
-        )
-    cold, warm, dirs = [], [], []
-    try:
-        for _ in range(cold_runs):
-            dirs.append(tempfile.mkdtemp(prefix="argmax-bench-cache-"))
-            cold.append(_startup_one(dirs[-1]))
-        for _ in range(warm_runs):
-            warm.append(_startup_one(dirs[-1]))
+        with _numba_floor() as floor_run:
+            for _ in range(cold_runs):
+                dirs.append(tempfile.mkdtemp(prefix="argmax-bench-cache-"))
+                cold.append(_startup_one(dirs[-1]))
+            # numba's floor in turn with the warm runs: the machine's pace drifts.
+            for _ in range(warm_runs):
+                floors.append(floor_run())
+                warm.append(_startup_one(dirs[-1]))
         others, others_warm = {}, {}
         for layout in STARTUP_LAYOUTS[1:layouts]:
             dirs.append(tempfile.mkdtemp(prefix="argmax-bench-cache-"))
@@ -292,12 +288,20 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
     finally:
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)
+    floor = statistics.median(floors)
+    pairs = zip(warm, floors, strict=True)
+    above = statistics.median(w["import"] + w["first"] - f for w, f in pairs)
+    print(
+        "  a one-line @njit(cache=True) function, warm cache, import + first call"
+        f" (context, in turn with the warm runs): {floor:.2f} s"
+    )
     c, w = _medians(cold), _medians(warm)
     for name, m in (("cold cache", c), ("warm cache", w)):
         print(
             f"  {name}: import {m['import']:.2f} s, first call {m['first']:.2f} s, "
             f"from process start {m['from_start']:.2f} s"
         )
+    print(f"  warm cache, import + first call minus numba's (median of pairs): {above:+.2f} s")
     for name, first in others.items():
         print(
             f"  {name}: cold cache, first call {first:.2f} s; "
@@ -317,12 +321,13 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
             worst_warm <= WARM_TARGET_S,
             f"{warm_total:.2f} s"
             + (f", worst layout {worst_warm:.2f} s" if others else "")
-            + (f"; numba's own floor {floor:.2f} s" if floor is not None else ""),
+            + f"; numba's own floor {floor:.2f} s, a pair's difference {above:+.2f} s",
         ),
     ]
     data = {
         "python_import_numba": numba_alone,
         "numba_floor": floor,
+        "warm_above_floor": above,
         "cold": cold,
         "warm": warm,
         "cold_layouts": others,

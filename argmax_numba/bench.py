@@ -56,7 +56,7 @@ class Settings:
             sample_seconds=0.005 if args.quick else 0.02,
             memory_bytes=max(MIB, int(16 * size * MIB)),
             cold_runs=1 if args.quick else 2,
-            warm_runs=1 if args.quick else 3,
+            warm_runs=1 if args.quick else 5,
             startup_layouts=1 if args.quick else len(STARTUP_LAYOUTS),
         )
 

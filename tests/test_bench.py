@@ -123,6 +123,10 @@ def test_subprocess_sections(tmp_path):
     startup = doc["sections"]["startup"]
     assert startup["cold"] and startup["warm"] and startup["python_import_numba"] > 0
     assert startup["numba_floor"] > 0
+    # The floor runs in turn with the warm runs, one each: their pairs' median difference.
+    pairs = [w["import"] + w["first"] for w in startup["warm"]]
+    assert len(pairs) == 1
+    assert startup["warm_above_floor"] == pytest.approx(pairs[0] - startup["numba_floor"])
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.uint64])
