@@ -242,9 +242,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
                 held = whole and n // m <= wide_row_span(itemsize)
                 return COLS, block, REGISTERS if held else SIDE
             # Whole groups of gathered blocks to a task: the blocks after a task's last
-            # group are searched one by one, ungathered (64 MiB along axis 1, against the
-            # share above: (43690, 256, 3) int16 0.78, (349526, 16, 3) float32 0.92,
-            # (174763, 16, 3) float64 0.94, (524288, 64, 2) int8 0.88).
+            # group are searched one by one, ungathered (64 MiB along axis 1, time against
+            # ``per`` blocks a task: (43690, 256, 3) int16 0.78, (349526, 16, 3) float32
+            # 0.92, (174763, 16, 3) float64 0.94, (524288, 64, 2) int8 0.88).
             group = VECTOR_BYTES // (SHORT_GATHER_BYTES if gathered == EACH_SHORT else GATHER_BYTES)
             if per >= group:
                 block = per // group * group * inner
