@@ -47,6 +47,39 @@ def test_eight_threads_at_once():
             np.testing.assert_array_equal(got, expected[i])
 
 
+def test_first_calls_from_threads_at_once():
+    # A fresh process whose first calls come from several threads at once: the kernels'
+    # numba functions are created, and compiled or loaded, on first use, and every call
+    # must still find its own task (rows, columns, gathered blocks, a few columns).
+    proc = _run_python(
+        """
+        import threading
+        import numpy as np
+        from argmax_numba import argmax
+
+        rng = np.random.default_rng(3)
+        cases = [((600, 700), 1), ((700, 600), 0), ((20000, 3), 0), ((4000, 16, 3), 1)]
+        inputs = [rng.standard_normal(shape) for shape, _ in cases]
+        results = [None] * len(cases)
+        start = threading.Barrier(len(cases))
+
+        def work(i):
+            start.wait()
+            results[i] = argmax(inputs[i], cases[i][1], 0)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(cases))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        same = [np.array_equal(r, np.argmax(x, a)) for r, x, (_, a) in zip(results, inputs, cases)]
+        print(same)
+        """
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[True, True, True, True]"
+
+
 FORK_CHILD = """
     import multiprocessing as mp
     import numpy as np
