@@ -389,8 +389,10 @@ def _make_tasks(kind: int, last: int):
 
     def narrow_task(x, part_key, part_at, t, nsplit, per, m):
         # Rows r0..r1 of ``x[o]``, a few columns wide: ``m`` consecutive rows side by side
-        # form one wide row of lanes, folded as ``col_task`` folds a block; then the m
-        # lanes of each column are merged, and the rows left over are scanned one by one.
+        # form one wide row of lanes, folded as ``col_task`` folds a block; then, in one
+        # loop, the m lanes of each column are merged and the rows left over scanned.
+        # (A loop of their own over the columns of the rows left over, which LLVM
+        # vectorised, took 0.2 s of the task's 0.75 s first compile.)
         n, inner = x.shape[1], x.shape[2]
         o = t // nsplit
         r0 = (t - o * nsplit) * per
@@ -402,27 +404,27 @@ def _make_tasks(kind: int, last: int):
             best_key[c] = key(flat[r0 * inner + c], kind)
             best_row[c] = r0
         groups = (r1 - r0) // m
+        lanes = m * inner if groups > 0 else 0
+        group_of = empty(lanes, np.int64)
         if groups > 0:
-            lanes = m * inner
             slots = lane_slots(lanes, lane_count(x))
             best, hit = key_vector(slots, x, kind), narrow_index(slots, x)
-            group_of = empty(lanes, np.int64)
             first = (o * n + r0) * inner
             fold_block(x, first, groups, lanes, lanes, best, hit, group_of, 0, kind, last)
-            for q in range(lanes):
-                c = q % inner
+        # Lane q < lanes holds column q % inner of row q // inner of a wide row; after
+        # them, the rows left over, element by element (``lanes`` is a multiple of inner).
+        rest = r0 + groups * m
+        for q in range(lanes + (r1 - rest) * inner):
+            c = q % inner
+            if q < lanes:
                 r = r0 + group_of[q] * m + q // inner
-                k = key(flat[r * inner + c], kind)
-                b = best_key[c]
-                if k > b or (k == b and (r > best_row[c] if last else r < best_row[c])):
-                    best_key[c] = k
-                    best_row[c] = r
-        for r in range(r0 + groups * m, r1):
-            for c in range(inner):
-                k = key(flat[r * inner + c], kind)
-                if k > best_key[c] or (last and k == best_key[c]):
-                    best_key[c] = k
-                    best_row[c] = r
+            else:
+                r = rest + (q - lanes) // inner
+            k = key(flat[r * inner + c], kind)
+            b = best_key[c]
+            if k > b or (k == b and (r > best_row[c] if last else r < best_row[c])):
+                best_key[c] = k
+                best_row[c] = r
 
     tasks = {}
     tag = f"k{kind}_l{last}"
