@@ -38,6 +38,16 @@ def variants(x, axis, last):
     return argmax(x, axis, 1, 0), argmax(x, axis, 0, 1), argmax(x, axis, 1, last), argmax(x)
 
 
+def _variants_match(x, axis):
+    """``variants``' first three results along ``axis`` against the reference, for
+    ``last`` 0 and 1 (it compiles one specialisation per dtype)."""
+    for last in (0, 1):
+        keep0, drop1, keep_rt, _ = variants(x, axis, bool(last))
+        np.testing.assert_array_equal(keep0, onnx_argmax(x, axis, 1, 0))
+        np.testing.assert_array_equal(drop1, onnx_argmax(x, axis, 0, 1))
+        np.testing.assert_array_equal(keep_rt, onnx_argmax(x, axis, 1, last))
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[1], INTS[0], INTS[-1]], ids=str)
 def test_matches_reference(dtype):
     rng = np.random.default_rng(3)
@@ -115,11 +125,7 @@ def test_short_rows_of_8_bit_elements():
     for n in range(8, 14):
         for rows in (7, 120000):
             x = random_tensor(np.dtype(np.int8), (2, rows, n), rng, special=0.2)
-            for last in (0, 1):
-                keep0, drop1, keep_rt, _ = variants(x, 2, bool(last))
-                np.testing.assert_array_equal(keep0, onnx_argmax(x, 2, 1, 0))
-                np.testing.assert_array_equal(drop1, onnx_argmax(x, 2, 0, 1))
-                np.testing.assert_array_equal(keep_rt, onnx_argmax(x, 2, 1, last))
+            _variants_match(x, 2)
 
 
 def test_rank_zero_result():
@@ -250,11 +256,7 @@ def test_blocks_gathered_a_few_bytes_a_row():
     rng = np.random.default_rng(10)
     x = random_tensor(np.dtype(np.int8), (50, 6, 3), rng, special=0.2)
     assert api.plan(50, 6, 3, 1, 1)[2] == api.EACH_SHORT
-    for last in (0, 1):
-        keep0, drop1, keep_rt, _ = variants(x, 1, bool(last))
-        np.testing.assert_array_equal(keep0, onnx_argmax(x, 1, 1, 0))
-        np.testing.assert_array_equal(drop1, onnx_argmax(x, 1, 0, 1))
-        np.testing.assert_array_equal(keep_rt, onnx_argmax(x, 1, 1, last))
+    _variants_match(x, 1)
 
 
 def test_compiled_code_reaches_every_kernel():
