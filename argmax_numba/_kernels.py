@@ -60,7 +60,6 @@ to 0.85 s (its task 0.65 -> 0.21 s, medians of 4).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from types import FunctionType
 from typing import Any, NamedTuple
 
@@ -96,6 +95,7 @@ from ._task_loops import parallel_tasks, serial_tasks
 __all__ = [
     "GROUP_TASKS",
     "KERNELS",
+    "KERNEL_SETS",
     "ROW_TASK_ELEMENTS",
     "SHORT_ROW",
     "Kernel",
@@ -646,29 +646,20 @@ _KINDS = (KIND_INT, KIND_F16, KIND_BF16, KIND_F32, KIND_F64)
 _PER_TASK = _compile(rows_per_task, "rows_per_task_inline", {}, inline="always")
 
 
-class _KernelSets(Mapping):
-    """The kernels of each (key kind, parallel), their drivers created on first use:
-    all ten sets at import took 15-20 ms of ``import argmax_numba`` (numba's dispatchers,
-    about 0.5 ms each)."""
+class _KernelSets(dict):
+    """The kernels of each (key kind, parallel), created on first use: all ten sets at
+    import took 15-20 ms of ``import argmax_numba`` (numba's dispatchers, about 0.5 ms
+    each). A dict, so that a lookup costs what a dict's does (a ``Mapping`` with a
+    method of its own took 0.37 us, a tenth of a small call)."""
 
-    _keys = tuple((k, p) for k in _KINDS for p in (True, False))
-
-    def __getitem__(self, key: tuple[int, bool]) -> Kernels:
-        if key not in self._keys:
+    def __missing__(self, key: tuple[int, bool]) -> Kernels:
+        if key not in KERNEL_SETS:
             raise KeyError(key)
-        return _kernel_set(*key)
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def __len__(self) -> int:
-        return len(self._keys)
+        self[key] = kernels = _build(*key)
+        return kernels
 
 
-@functools.cache
-def _kernel_set(kind: int, parallel: bool) -> Kernels:
-    return _build(kind, parallel)
-
-
-KERNELS: Mapping[tuple[int, bool], Kernels] = _KernelSets()
+KERNEL_SETS = tuple((k, p) for k in _KINDS for p in (True, False))
+"""The keys of ``KERNELS``, which holds only the sets created so far."""
+KERNELS: dict[tuple[int, bool], Kernels] = _KernelSets()
 """The kernels of ``argmax``, keyed by (key kind, parallel)."""

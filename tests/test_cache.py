@@ -128,7 +128,7 @@ def test_compiled_functions_hold_no_compiled_code_in_closures():
 
     sets = [_kernels.tasks_of(k, last) for k in _kernels._KINDS for last in (0, 1)]
     dispatchers = [fn for tasks in sets for fn in tasks.values()]
-    for kernels in _kernels.KERNELS.values():
+    for kernels in (_kernels.KERNELS[key] for key in _kernels.KERNEL_SETS):
         for field in kernels:
             for kernel in (field,) if isinstance(field, _kernels.Kernel) else field:
                 dispatchers += [kernel.driver, *kernel.tasks]
