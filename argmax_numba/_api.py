@@ -78,6 +78,9 @@ MIN_ROW_CHUNK = 1 << 15
 # classifier's logits, a decoding loop) then cost little more than the kernel call.
 _PLANS: dict[tuple, tuple] = {}
 _MAX_PLANS = 512
+# (driver, dtype, view dtype, ranks of the driver's input and output, extra arguments)
+# -> what ``_entry`` found for calls of that kind.
+_ENTRIES: dict[tuple, tuple] = {}
 # np.empty takes a dtype faster than a type (40 ns of 130).
 _INT64 = np.dtype(np.int64)
 
@@ -301,32 +304,47 @@ def _run(
     return None if parallel else chosen
 
 
+def _entry(fn, x: np.ndarray, view: np.ndarray, chosen: tuple, last: int) -> tuple:
+    """The compiled function behind the driver ``fn`` for the arguments ``_run`` passed
+    it (calling it skips numba's dispatch on types, about 0.1 us, which the checks before
+    a plan is used make safe), and whether it takes ``x`` itself where ``view`` is a view
+    of another dtype. Found once for each kind of call: ``numba.typeof`` and the trial
+    call took about 45 us of every plan, so that 600 small shapes in turn, more than
+    _MAX_PLANS, cost 53 us a call (numpy 2.7 us)."""
+    _, in_shape, out_shape, extra = chosen
+    key = (fn, x.dtype, view.dtype, len(in_shape), len(out_shape), len(extra))
+    found = _ENTRIES.get(key)
+    if found is not None:
+        return found
+    args = (view.reshape(in_shape), np.empty(out_shape, np.int64), last, *extra)
+    compiled = fn.overloads.get(tuple(numba.typeof(a) for a in args))
+    found = (fn, False)
+    if compiled is not None:
+        own = False
+        if view.dtype is not x.dtype:
+            # It checks an array's item size, not its dtype, so it can read a float16 or
+            # bfloat16 input as the int16 array it was compiled for, without the view
+            # (0.14 us); kept only where it does.
+            try:
+                compiled.entry_point(x.reshape(in_shape), *args[1:])
+                own = True
+            except TypeError:
+                pass
+        found = (compiled.entry_point, own)
+    _ENTRIES[key] = found
+    return found
+
+
 def _remember(x, axis, keep, last, view, chosen, result_shape) -> None:
     """Keep the plan of a serial call (``chosen`` by ``_choose``) for later calls of the
     same kind."""
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     fn, in_shape, out_shape, extra = chosen
-    view_dtype = None if view.dtype is x.dtype else view.dtype
-    # The compiled function behind the driver for exactly these argument types: calling
-    # it skips numba's dispatch on types (about 0.1 us), which the checks before a plan
-    # is used make safe.
-    args = (view.reshape(in_shape), np.empty(out_shape, np.int64), last, *extra)
-    compiled = fn.overloads.get(tuple(numba.typeof(a) for a in args))
-    if compiled is not None:
-        fn = compiled.entry_point
-        if view_dtype is not None:
-            # It checks an array's item size, not its dtype, so it can read a float16 or
-            # bfloat16 input as the int16 array it was compiled for, without the view
-            # (0.14 us); kept only where it does.
-            try:
-                fn(x.reshape(in_shape), *args[1:])
-                view_dtype = None
-            except TypeError:
-                pass
+    fn, own = _entry(fn, x, view, chosen, last)
     _PLANS[(x.shape, x.dtype, axis, keep, last)] = (
         fn,
-        view_dtype,
+        None if view.dtype is x.dtype or own else view.dtype,
         None if in_shape == x.shape else in_shape,  # None: no reshape needed
         out_shape,
         extra,

@@ -17,6 +17,7 @@ from conftest import (
     with_layout,
 )
 
+import argmax_numba._api as api
 from argmax_numba import argmax
 
 SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
@@ -110,6 +111,25 @@ def test_one_dimensional_keepdims_zero_is_rank_zero():
     x = np.array([3, 9, 2], dtype=np.uint8)
     got = argmax(x, 0, 0)
     assert got.shape == () and got.dtype == np.int64 and int(got) == 1
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[2]], ids=str)
+def test_more_small_shapes_than_plans(dtype, monkeypatch):
+    # More small shapes in turn than the plans kept: each call plans again, and finds the
+    # compiled function behind its driver (and whether it takes float16 without a view)
+    # once for each kind of call, not once per plan.
+    monkeypatch.setattr(api, "_MAX_PLANS", 4)
+    rng = np.random.default_rng(4)
+    xs = [random_tensor(dtype, (3 + i, 5), rng, special=0.3) for i in range(10)]
+    argmax(xs[0], 1, 0, 0)
+    found = len(api._ENTRIES)
+    typed = []
+    typeof = api.numba.typeof
+    monkeypatch.setattr(api.numba, "typeof", lambda v: typed.append(v) or typeof(v))
+    for x in xs * 2:
+        for last in (0, 1):
+            np.testing.assert_array_equal(argmax(x, 1, 0, last), onnx_argmax(x, 1, 0, last))
+    assert len(api._PLANS) <= 4 and len(api._ENTRIES) == found and not typed
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], FLOATS[3], INTS[4]], ids=str)
