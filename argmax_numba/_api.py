@@ -77,7 +77,10 @@ MIN_ROW_CHUNK = 1 << 15
 # its output shape, extra kernel arguments, result shape). Repeated small calls (a
 # classifier's logits, a decoding loop) then cost little more than the kernel call.
 _PLANS: dict[tuple, tuple] = {}
-_MAX_PLANS = 512
+# At most this many, all dropped when full: about 300 bytes each (1.2 MiB in all).
+# Where more shapes come in turn, every call plans again (600 float32 shapes against 512
+# plans: 6.7 us a call, against 1.5 us planned and numpy's 2.9 us).
+_MAX_PLANS = 4096
 # (driver, dtype, view dtype, ranks of the driver's input and output, extra arguments)
 # -> what ``_entry`` found for calls of that kind.
 _ENTRIES: dict[tuple, tuple] = {}
