@@ -307,14 +307,14 @@ def _run(
     return None if parallel else chosen
 
 
-def _entry(fn, x: np.ndarray, view: np.ndarray, chosen: tuple, last: int) -> tuple:
-    """The compiled function behind the driver ``fn`` for the arguments ``_run`` passed
-    it (calling it skips numba's dispatch on types, about 0.1 us, which the checks before
-    a plan is used make safe), and whether it takes ``x`` itself where ``view`` is a view
-    of another dtype. Found once for each kind of call: ``numba.typeof`` and the trial
-    call took about 45 us of every plan, so that 600 small shapes in turn, more than
-    _MAX_PLANS, cost 53 us a call (numpy 2.7 us)."""
-    _, in_shape, out_shape, extra = chosen
+def _entry(x: np.ndarray, view: np.ndarray, chosen: tuple, last: int) -> tuple:
+    """The compiled function behind the driver ``chosen`` by ``_choose`` for the
+    arguments ``_run`` passed it (calling it skips numba's dispatch on types, about 0.1
+    us, which the checks before a plan is used make safe), and whether it takes ``x``
+    itself where ``view`` is a view of another dtype. Found once for each kind of call:
+    ``numba.typeof`` and the trial call took about 45 us of every plan, so that 600 small
+    shapes in turn, more than the 512 plans then kept, cost 53 us a call (numpy 2.7 us)."""
+    fn, in_shape, out_shape, extra = chosen
     key = (fn, x.dtype, view.dtype, len(in_shape), len(out_shape), len(extra))
     found = _ENTRIES.get(key)
     if found is not None:
@@ -343,8 +343,8 @@ def _remember(x, axis, keep, last, view, chosen, result_shape) -> None:
     same kind."""
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
-    fn, in_shape, out_shape, extra = chosen
-    fn, own = _entry(fn, x, view, chosen, last)
+    _, in_shape, out_shape, extra = chosen
+    fn, own = _entry(x, view, chosen, last)
     _PLANS[(x.shape, x.dtype, axis, keep, last)] = (
         fn,
         None if view.dtype is x.dtype or own else view.dtype,
