@@ -181,7 +181,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             return CHUNKS, 0, 0
         return ROWS, nchunks, 0
     # Blocks gathered a few bytes of a row of each in a vector: as few as hold a row.
-    gathered = EACH_SHORT if inner * itemsize <= SHORT_GATHER_BYTES else EACH
+    slot = SHORT_GATHER_BYTES if inner * itemsize <= SHORT_GATHER_BYTES else GATHER_BYTES
+    gathered = EACH_SHORT if slot == SHORT_GATHER_BYTES else EACH
     # Rows read side by side: at least a vector's worth (``narrow`` reads whole vectors).
     m = max(-(-VECTOR_BYTES // (inner * itemsize)), LANE_BYTES // (inner * itemsize))
     # Few blocks x[o], whose rows the narrow kernel splits between the cores. Many blocks
@@ -251,7 +252,7 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             # group are searched one by one, ungathered (64 MiB along axis 1, time against
             # ``per`` blocks a task: (43690, 256, 3) int16 0.78, (349526, 16, 3) float32
             # 0.92, (174763, 16, 3) float64 0.94, (524288, 64, 2) int8 0.88).
-            group = VECTOR_BYTES // (SHORT_GATHER_BYTES if gathered == EACH_SHORT else GATHER_BYTES)
+            group = VECTOR_BYTES // slot  # blocks a gather
             if per >= group:
                 block = per // group * group * inner
             return COLS, block, gathered  # (``each_cols``)

@@ -19,7 +19,7 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic, register_jitable
 
 from ._ir import VECTOR_BYTES, key_ir
-from ._lanes import constants_of, lanes_of
+from ._lanes import constants_of, int64_constant, lanes_of
 
 __all__ = ["BYTE_ROW", "SHORT_ROW", "is_short", "short_group_argmax", "short_group_rows"]
 
@@ -67,12 +67,7 @@ def short_group_rows(typingctx, like, length):
     arrays like ``like``."""
     if not isinstance(length, types.IntegerLiteral):
         raise errors.TypingError("short_group_rows(): length must be a constant")
-    rows = _group_rows(like, length.literal_value)
-
-    def codegen(context, builder, sig, args):
-        return context.get_constant(types.int64, rows)
-
-    return types.int64(like, length), codegen
+    return types.int64(like, length), int64_constant(_group_rows(like, length.literal_value))
 
 
 @intrinsic(prefer_literal=True)
