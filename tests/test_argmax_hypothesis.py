@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import DTYPES, LAYOUTS, onnx_argmax, special_values, with_layout
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,7 @@ def cases(draw):
     return x, axis, draw(st.integers(0, 1)), draw(st.integers(0, 1)), layout, draw(st.booleans())
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(cases())
 def test_matches_onnx_reference(case):

@@ -33,6 +33,7 @@ def _finite(value) -> bool:
     return value is not None and math.isfinite(value) and value > 0
 
 
+@pytest.mark.slow
 def test_quick_table_has_finite_ratios(tmp_path, capsys):
     doc = _run(
         tmp_path,
@@ -68,6 +69,7 @@ def test_quick_table_has_finite_ratios(tmp_path, capsys):
     assert "ours/numpy" in text and "| case | dtype |" in text and "Summary" in text
 
 
+@pytest.mark.slow
 def test_filters_and_njit_section(tmp_path):
     doc = _run(
         tmp_path,

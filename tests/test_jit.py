@@ -48,6 +48,7 @@ def _variants_match(x, axis):
         np.testing.assert_array_equal(keep_rt, onnx_argmax(x, axis, 1, last))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [FLOATS[1], INTS[0], INTS[-1]], ids=str)
 def test_matches_reference(dtype):
     rng = np.random.default_rng(3)
@@ -61,6 +62,7 @@ def test_matches_reference(dtype):
             np.testing.assert_array_equal(dflt, onnx_argmax(x, 0, 1, 0))
 
 
+@pytest.mark.slow
 def test_parallel_path_and_layouts():
     rng = np.random.default_rng(4)
     x = rng.standard_normal((800, 257)).astype(np.float32)  # above the serial threshold
@@ -86,6 +88,7 @@ def rows_in_prange(x):
     return out
 
 
+@pytest.mark.slow
 def test_read_only_input_and_calls_inside_prange():
     rng = np.random.default_rng(8)
     x = rng.standard_normal((300, 257)).astype(np.float32)
