@@ -38,14 +38,23 @@ _FLOAT_BITS = {
 
 
 def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
-    """The key of float bits ``bits`` (an integer or a vector of integers) in LLVM IR."""
+    """The key of float bits ``bits`` (an integer or a vector of integers) in LLVM IR.
+
+    Four vector operations: the magnitude, NaNs' clamped to one (an unsigned minimum),
+    and its negation where the bits, as a signed integer, are those of -inf or below
+    (negative numbers but NaN). A select for NaN after the sign had made five; one
+    operation fewer took gathered tiny blocks and short rows of floats 0.88-0.95 of the
+    time (64 MiB, one process, against the five)."""
     inf_bits, mag_mask = _FLOAT_BITS[kind]
     width = bits.type
     zero = ir.Constant(width, 0)
     mag = builder.and_(bits, ir.Constant(width, mag_mask))
-    signed = builder.select(builder.icmp_signed("<", bits, zero), builder.neg(mag), mag)
-    is_nan = builder.icmp_signed(">", mag, ir.Constant(width, inf_bits))
-    return builder.select(is_nan, ir.Constant(width, inf_bits + 1), signed)
+    # Every NaN's magnitude to the one above +inf's.
+    top = ir.Constant(width, inf_bits + 1)
+    mag = builder.select(builder.icmp_unsigned("<", mag, top), mag, top)
+    # Negative numbers other than NaN: the bits of -inf and below, as signed integers.
+    negative = builder.icmp_signed("<", bits, ir.Constant(width, (inf_bits | ~mag_mask) + 1))
+    return builder.select(negative, builder.sub(zero, mag), mag)
 
 
 def lowest_key(kind: int, bits: int, unsigned: bool) -> int:

@@ -390,6 +390,36 @@ def test_float_rows_without_a_positive_number(dtype, kernel_path):
             _rows_match_onnx(x, f"{name} n={n}")
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_every_bit_pattern_against_others(dtype):
+    # Every 16-bit float (and for wider ones, random bits and those around the zeros,
+    # the infinities and NaN) beside others drawn at random: the keys' order is the
+    # floats' order, NaN above all, -0.0 equal to +0.0, in short rows, in columns and
+    # in rows of vectors.
+    width = 8 * dtype.itemsize
+    utype = np.dtype(f"u{dtype.itemsize}")
+    rng = np.random.default_rng(31)
+    if width == 16:
+        patterns = np.arange(1 << 16, dtype=utype)
+    else:
+        sign = 1 << (width - 1)
+        inf = int(np.array(np.inf, dtype).view(utype))
+        edges = [0, 1, inf - 1, inf, inf + 1, sign - 1]
+        edges += [sign | e for e in edges]
+        random = rng.integers(0, 1 << width, size=1 << 16, dtype=utype, endpoint=False)
+        patterns = np.concatenate([np.array(edges, dtype=utype), random])
+    values = patterns.view(dtype)
+    for _ in range(2):
+        pairs = np.stack([values, rng.permutation(values)], axis=1)
+        for last in (0, 1):
+            np.testing.assert_array_equal(argmax(pairs, 1, 0, last), onnx_argmax(pairs, 1, 0, last))
+            np.testing.assert_array_equal(
+                argmax(pairs.T, 0, 0, last), onnx_argmax(pairs.T, 0, 0, last)
+            )
+    rows = rng.permutation(values)[: values.size // 32 * 32].reshape(-1, 32)
+    _rows_match_onnx(rows, "rows of 32")
+
+
 # (shape, axis): blocks of columns with and without a partial vector, or with none (one
 # column at a time); rows in groups of eight and not; the side-by-side rows of the
 # narrow kernel.
