@@ -72,6 +72,7 @@ from ._arrays import c_view, empty
 from ._calls import task_address, thread_count
 from ._candidates import choose, merge_candidates, take_first, take_last
 from ._col_blocks import fold_block
+from ._disk_cache import install as _install_disk_cache
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
 from ._keys import key, key_vector, narrow_index
@@ -111,6 +112,8 @@ ROW_TASK_ELEMENTS = 1 << 16
 GROUP_TASKS = 4
 
 _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
+# (Cached with a stamp of the whole package's source, ``_disk_cache``.)
+_install_disk_cache()
 
 
 # --- the work of one task, per key kind and ``last`` ------------------------------------

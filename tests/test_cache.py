@@ -162,3 +162,48 @@ def test_import_leaves_out_ml_dtypes_until_a_bfloat16_input():
     proc = _run([sys.executable, "-c", BFLOAT16_LATER], _env(PYTHONPATH=ROOT), ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[-1] == "ok"
+
+
+CACHE_USE = textwrap.dedent(
+    """
+    import numpy as np
+    from argmax_numba import _kernels, argmax
+    x = np.array([[1.0, -np.inf, 0.5], [0.0, -0.0, -1.0]], np.float32)
+    assert argmax(x, 1, 0).tolist() == [0, 0]
+    hits = misses = 0
+    for key in list(_kernels.KERNELS):
+        for field in _kernels.KERNELS[key]:
+            for kernel in (field,) if isinstance(field, _kernels.Kernel) else field:
+                for fn in (kernel.driver, *kernel.tasks):
+                    hits += sum(fn.stats.cache_hits.values())
+                    misses += sum(fn.stats.cache_misses.values())
+    print(hits, misses)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_changed_module_is_never_served_stale_code(tmp_path):
+    # numba takes a cached function for fresh while the file that defines it is
+    # unchanged; the tasks are defined in one module and made of IR that others
+    # generate, so a change to one of those alone must compile them again.
+    site = tmp_path / "site"
+    shutil.copytree(
+        os.path.join(ROOT, "argmax_numba"),
+        site / "argmax_numba",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    env = _env(PYTHONPATH=str(site))
+
+    def hits_and_misses() -> list[int]:
+        proc = _run([sys.executable, "-c", CACHE_USE], env, tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return [int(v) for v in proc.stdout.split()]
+
+    first, again = hits_and_misses(), hits_and_misses()
+    assert first[0] == 0 and first[1] > 0
+    assert again == [first[1], 0]  # all loaded from the cache
+    with open(site / "argmax_numba" / "_keys.py", "a") as f:
+        f.write("\n# changed\n")
+    assert hits_and_misses() == first  # all compiled again
+    assert hits_and_misses() == again
