@@ -75,14 +75,20 @@ def _run(argv: list[str], env: dict[str, str], cwd) -> subprocess.CompletedProce
     return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def _read_only_copy(tmp_path):
-    """The package copied into a directory that its files' modes make read-only."""
+def _package_copy(tmp_path):
+    """The package copied into ``tmp_path / "site"``, without its disk cache."""
     site = tmp_path / "site"
     shutil.copytree(
         os.path.join(ROOT, "argmax_numba"),
         site / "argmax_numba",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
+    return site
+
+
+def _read_only_copy(tmp_path):
+    """The package copied into a directory that its files' modes make read-only."""
+    site = _package_copy(tmp_path)
     for folder, _dirs, files in os.walk(site):
         for name in files:
             os.chmod(os.path.join(folder, name), 0o444)
@@ -187,12 +193,7 @@ def test_a_changed_module_is_never_served_stale_code(tmp_path):
     # numba takes a cached function for fresh while the file that defines it is
     # unchanged; the tasks are defined in one module and made of IR that others
     # generate, so a change to one of those alone must compile them again.
-    site = tmp_path / "site"
-    shutil.copytree(
-        os.path.join(ROOT, "argmax_numba"),
-        site / "argmax_numba",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    site = _package_copy(tmp_path)
     env = _env(PYTHONPATH=str(site))
 
     def hits_and_misses() -> list[int]:
