@@ -24,7 +24,7 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic, register_jitable
 
-from ._ir import VECTOR_BYTES, key_ir, lane_of, prefetch, resize, splat, vector_at
+from ._ir import VECTOR_BYTES, key_ir, lane_of, masked_store, prefetch, resize, splat, vector_at
 from ._keys import lowest_key
 from ._lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
 
@@ -246,8 +246,23 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
             left,
             ir.Constant(i64, per_block),
         )
+        if per_block > 1:
+            # Each block's ``width`` row numbers as int64s in one masked store (a loop of
+            # scalar stores took a fifth of the time of (k, 16, 3) float32 in cache).
+            rows = resize(builder, builder.load(number_ptr), ir.VectorType(i64, lanes))
+            part_type = ir.VectorType(i64, per_block)
+            columns = ir.Constant(part_type, list(range(per_block)))
+            inside = builder.icmp_signed("<", columns, splat(builder, width, per_block))
         for g in range(count):
             into = builder.add(first, builder.mul(ir.Constant(i64, g), inner))
+            if per_block > 1:
+                of_block = list(range(g * per_block, (g + 1) * per_block))
+                part = builder.shuffle_vector(
+                    rows, rows, ir.Constant(ir.VectorType(i32, per_block), of_block)
+                )
+                at = builder.bitcast(builder.gep(out_data, [into]), part_type.as_pointer())
+                masked_store(builder, part, at, inside)
+                continue
             with cgutils.for_range_slice(builder, zero, width, one) as (c, _):
                 lane = builder.add(ir.Constant(i64, g * per_block), c)
                 row = resize(builder, builder.load(builder.gep(numbers, [lane])), i64)
