@@ -59,7 +59,8 @@ _ADVISE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", 
 
 @intrinsic
 def _advise_huge_pages(typingctx, array):
-    """``madvise(MADV_HUGEPAGE)`` on the whole pages of a large ``array``'s buffer."""
+    """``madvise(MADV_HUGEPAGE)`` on the whole pages of ``array``'s buffer (``_output``
+    calls it for large arrays only)."""
 
     def codegen(context, builder, sig, args):
         if not _ADVISE:
@@ -77,8 +78,7 @@ def _advise_huge_pages(typingctx, array):
         end = builder.add(start, builder.mul(a.nitems, a.itemsize))
         first = builder.and_(builder.add(start, const(4095)), const(-4096))  # whole pages
         stop = builder.and_(end, const(-4096))
-        large = builder.icmp_unsigned(">=", builder.sub(end, start), const(HUGE_PAGE_BYTES))
-        with builder.if_then(builder.and_(large, builder.icmp_unsigned(">", stop, first))):
+        with builder.if_then(builder.icmp_unsigned(">", stop, first)):
             advice = ir.Constant(i32, _MADV_HUGEPAGE)
             builder.call(madvise, [builder.inttoptr(first, i8p), builder.sub(stop, first), advice])
         return context.get_dummy_value()
