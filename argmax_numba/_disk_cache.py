@@ -1,4 +1,5 @@
-"""numba's disk cache of the package's compiled code, kept fresh for the whole package.
+"""numba's disk cache of the package's compiled code: fresh for the whole package, and
+quick to load.
 
 numba finds a cached function by the source file that defines it, and takes the cache
 for fresh while that one file is unchanged. The package's tasks are written in one
@@ -7,7 +8,12 @@ so a change to one of those alone, in a source checkout or an editable install, 
 leave numba loading code compiled from the old IR: wrong results, or a crash. The
 package's functions are therefore found by locators whose freshness stamp is a hash of
 every module of the package (but the benchmark's), computed once a process (0.6 ms
-on the Intel Xeon); other functions keep numba's own locators.
+on the Intel Xeon).
+
+Before it loads a function, numba fills its typing and lowering registries, importing
+much of itself: about 0.1 s of a first call with a warm cache. Loaded code needs only
+numba's runtime to run, so the package's functions load without the rest; numba's
+compiler fills the registries itself when something is next compiled.
 """
 
 from __future__ import annotations
@@ -15,10 +21,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from typing import ClassVar
 
 from numba.core import caching
+from numba.core.runtime import rtsys
 
-__all__ = ["PACKAGE", "install", "source_stamp"]
+__all__ = ["PACKAGE", "enable", "source_stamp"]
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
@@ -38,30 +46,36 @@ def source_stamp() -> str | None:
     return digest.hexdigest()
 
 
-def _of_package(base: type) -> type:
-    """A locator like ``base`` for the package's functions only, stamped by
-    ``source_stamp``."""
+def _stamped(base: type) -> type:
+    """A locator like ``base`` whose freshness stamp is ``source_stamp``."""
 
     class Locator(base):
         def get_source_stamp(self):
             stamp = source_stamp()
             return super().get_source_stamp() if stamp is None else ("package", stamp)
 
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            if os.path.dirname(os.path.abspath(py_file)) != PACKAGE:
-                return None
-            return super().from_function(py_func, py_file)
-
     Locator.__name__ = Locator.__qualname__ = f"Package{base.__name__.lstrip('_')}"
-    Locator.of_package = True
     return Locator
 
 
-def install() -> None:
-    """Put the package's locators before numba's own (once). Without numba's list of
-    locator classes (numba 0.63-0.68 have it), numba's own stay in use."""
-    classes = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
-    if classes is None or any(getattr(c, "of_package", False) for c in classes):
-        return
-    classes[:0] = [_of_package(c) for c in classes]
+class _PackageImpl(caching.CompileResultCacheImpl):
+    _locator_classes: ClassVar[list[type]] = [
+        _stamped(c) for c in caching.CompileResultCacheImpl._locator_classes
+    ]
+
+
+class PackageCache(caching.FunctionCache):
+    """numba's disk cache of one of the package's functions."""
+
+    _impl_class = _PackageImpl
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)  # all that loaded code needs of the registries'
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+
+def enable(dispatcher) -> None:
+    """Cache ``dispatcher``, a function of the package, on disk (as ``cache=True`` does,
+    with ``PackageCache``)."""
+    dispatcher._cache = PackageCache(dispatcher.py_func)

@@ -72,7 +72,7 @@ from ._arrays import c_view, empty
 from ._calls import task_address, thread_count
 from ._candidates import choose, merge_candidates, take_first, take_last
 from ._col_blocks import fold_block
-from ._disk_cache import install as _install_disk_cache
+from ._disk_cache import enable as _enable_disk_cache
 from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
 from ._ir import VECTOR_BYTES
 from ._keys import key, key_vector, narrow_index
@@ -111,9 +111,7 @@ ROW_TASK_ELEMENTS = 1 << 16
 # this many tasks a thread (each takes an equal count of tasks).
 GROUP_TASKS = 4
 
-_OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
-# (Cached with a stamp of the whole package's source, ``_disk_cache``.)
-_install_disk_cache()
+_OPTIONS = {"error_model": "numpy", "nogil": True}
 
 
 # --- the work of one task, per key kind and ``last`` ------------------------------------
@@ -459,7 +457,8 @@ def _make_tasks(kind: int, last: int):
 
 
 def _compile(fn, name: str, bound: dict, inline: str = "never", driver: bool = False):
-    """``fn`` compiled lazily under ``name``, with ``bound`` as extra globals.
+    """``fn`` compiled lazily under ``name``, with ``bound`` as extra globals, and cached
+    on disk (``_disk_cache``).
 
     Compiled functions reach each other as globals, never as closure cells (only the
     integer kind is one), so that numba can cache them; the unique name keeps the cache
@@ -471,7 +470,9 @@ def _compile(fn, name: str, bound: dict, inline: str = "never", driver: bool = F
     bound_fn.__qualname__ = name
     # Only drivers are called from Python; nothing calls a C function pointer of either.
     wrappers = {"no_cpython_wrapper": not driver, "no_cfunc_wrapper": True}
-    return njit(inline=inline, **wrappers, **_OPTIONS)(bound_fn)
+    compiled = njit(inline=inline, **wrappers, **_OPTIONS)(bound_fn)
+    _enable_disk_cache(compiled)
+    return compiled
 
 
 # --- drivers: run the tasks serially or in parallel --------------------------------------
