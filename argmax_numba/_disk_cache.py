@@ -70,7 +70,7 @@ class PackageCache(caching.FunctionCache):
     _impl_class = _PackageImpl
 
     def load_overload(self, sig, target_context):
-        rtsys.initialize(target_context)  # all that loaded code needs of the registries'
+        rtsys.initialize(target_context)  # numba's runtime: all that loaded code needs
         with self._guard_against_spurious_io_errors():
             return self._load_overload(sig, target_context)
 
