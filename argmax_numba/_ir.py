@@ -19,6 +19,7 @@ __all__ = [
     "loaded",
     "masked_load",
     "masked_store",
+    "opaque_pointer",
     "prefetch",
     "reduce",
     "resize",
@@ -153,6 +154,17 @@ def loaded(builder, value: ir.Value) -> ir.Value:
         return value
     fnty = ir.FunctionType(value.type, [value.type])
     return builder.asm(fnty, "", "=v,0", [value], False)
+
+
+def opaque_pointer(builder, pointer: ir.Value) -> ir.Value:
+    """``pointer``, passed through an empty inline assembly block that may touch memory,
+    so that LLVM can neither see what it points to nor forward stores to its loads: a
+    value stored there and read back a lane at a time stays a store and loads (memory
+    broadcasts, which take no shuffle), not a shuffle per lane."""
+    i8p = ir.IntType(8).as_pointer()
+    fnty = ir.FunctionType(i8p, [i8p])
+    hidden = builder.asm(fnty, "", "=r,0,~{memory}", [builder.bitcast(pointer, i8p)], True)
+    return builder.bitcast(hidden, pointer.type)
 
 
 def vector_at(builder, data: ir.Value, vty: ir.VectorType):
