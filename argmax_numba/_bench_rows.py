@@ -1,5 +1,5 @@
-"""Measuring one table row: ours, numpy, onnxruntime, the read bound and the write
-bound on one input.
+"""Measuring one table row: ours, numpy, onnxruntime, the read bound, the write bound
+and the pass bound (both in one pass) on one input.
 
 All of them are warmed up (compiled, sessions built) before anything is timed, and the
 warm-up results are checked against a numpy reference, so that a fast but wrong
@@ -15,14 +15,14 @@ import numpy as np
 
 from ._bench_cases import Case
 from ._bench_ort import OrtCompetitor
-from ._bench_read import flat_unsigned, read_bound, write_bound
+from ._bench_read import flat_unsigned, pass_bound, read_bound, write_bound
 from ._bench_timing import calls_per_sample, median, round_robin
 
 __all__ = ["COMPETITORS", "RATIOS", "Row", "measure"]
 
-COMPETITORS = ("ours", "numpy", "ort", "read", "write")
+COMPETITORS = ("ours", "numpy", "ort", "read", "write", "pass")
 # The ratios a row reports: ours / each of these (read+write: the sum of both bounds).
-RATIOS = ("numpy", "ort", "read", "read+write")
+RATIOS = ("numpy", "ort", "read", "read+write", "pass")
 
 
 @dataclass
@@ -43,6 +43,11 @@ class Row:
             return None
         return ours / sum(parts)
 
+    def pass_over_read(self) -> float | None:
+        """pass / read: the least ours / read that any ArgMax could reach on this row."""
+        both, read = self.times.get("pass"), self.times.get("read")
+        return both / read if both is not None and read else None
+
     def as_dict(self) -> dict:
         """Raw numbers for ``--json``."""
         c = self.case
@@ -56,7 +61,10 @@ class Row:
             "seconds_per_call": self.times,
             "samples": self.samples,
             "calls_per_sample": self.calls,
-            "ratios": {f"ours/{o}": self.ratio(o) for o in RATIOS},
+            "ratios": {
+                **{f"ours/{o}": self.ratio(o) for o in RATIOS},
+                "pass/read": self.pass_over_read(),
+            },
             "notes": self.notes,
         }
 
@@ -80,6 +88,7 @@ def _competitors(case: Case, x: np.ndarray, argmax, row: Row) -> dict[str, Calla
         "ort": None,
         "read": lambda: read_bound(buf),
         "write": lambda: write_bound(nout),
+        "pass": lambda: pass_bound(buf, nout),
     }
     if argmax is None:
         row.notes.append("ours not importable")

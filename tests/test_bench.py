@@ -16,7 +16,7 @@ import pytest
 from llvmlite.binding import get_host_cpu_name
 
 from argmax_numba import bench
-from argmax_numba._bench_read import flat_unsigned, read_bound, write_bound
+from argmax_numba._bench_read import flat_unsigned, pass_bound, read_bound, write_bound
 from argmax_numba._bench_timing import round_robin
 
 TINY = ["--quick", "--size-mib", "0.0625", "--repeats", "2"]
@@ -60,6 +60,9 @@ def test_quick_table_has_finite_ratios(tmp_path, capsys):
         assert _finite(r["ratios"]["ours/read"]), r
         both = r["seconds_per_call"]["read"] + r["seconds_per_call"]["write"]
         assert r["ratios"]["ours/read+write"] == pytest.approx(r["seconds_per_call"]["ours"] / both)
+        times = r["seconds_per_call"]
+        assert r["ratios"]["ours/pass"] == pytest.approx(times["ours"] / times["pass"])
+        assert r["ratios"]["pass/read"] == pytest.approx(times["pass"] / times["read"])
         assert not any("MISMATCH" in n or "failed" in n for n in r["notes"]), r
         ort = r["ratios"]["ours/ort"]
         assert _finite(ort) or any("ort" in n for n in r["notes"]), r
@@ -146,6 +149,23 @@ def test_write_bound_writes_a_new_output(size):
     a, b = write_bound(size), write_bound(size)
     assert a.dtype == np.int64 and a.shape == (size,) and not np.shares_memory(a, b)
     np.testing.assert_array_equal(a, np.ones(size, np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float32, np.uint64])
+@pytest.mark.parametrize(("size", "nout"), [(5, 5), (1 << 18, 1), (1 << 18, 3), (1 << 20, 4096)])
+def test_pass_bound_reads_everything_and_writes_a_new_output(dtype, size, nout):
+    x = np.random.default_rng(2).integers(0, 100, size=size).astype(dtype)
+    buf = flat_unsigned(x)
+    buf[size // 3] = buf.max() + 1  # the maximum, in the first thread's part
+    expected = buf[size // 3]
+    top, a = pass_bound(buf, nout)
+    _, b = pass_bound(buf, nout)
+    assert top == expected
+    assert a.dtype == np.int64 and a.shape == (nout,) and not np.shares_memory(a, b)
+    # Every element written, with a maximum of a stretch of the input: none of np.empty's
+    # leftovers; the first thread's part (which holds the maximum) always has an output.
+    assert np.isin(a, buf).all()
+    assert a.max() == expected
 
 
 def test_import_does_not_load_the_benchmark():
