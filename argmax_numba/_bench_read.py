@@ -101,6 +101,20 @@ def write_bound(n: int) -> np.ndarray:
     return out
 
 
+@numba.njit(nogil=True)
+def _pass_part(buf, out, block):
+    """``buf`` (not empty), ``block`` elements at a time, each block followed by its share
+    of ``out``; returns the maximum of ``buf``."""
+    blocks = (buf.size + block - 1) // block
+    m = buf[0]
+    for b in range(blocks):
+        m = max(m, _max_serial(buf[b * block : min(buf.size, (b + 1) * block)]))
+        # The b-th of ``blocks`` equal slices of the output: the last one ends ``out``, so
+        # that it holds the maximum (as bits: 64-bit ones above int64's range wrap).
+        out[b * out.size // blocks : (b + 1) * out.size // blocks] = m
+    return m
+
+
 @numba.njit(parallel=True, nogil=True)
 def _pass_parallel(buf, out, nparts, block):
     """Each part's input, ``block`` elements at a time, each block followed by its share of
@@ -112,15 +126,7 @@ def _pass_parallel(buf, out, nparts, block):
         lo, hi = p * step, min(n, (p + 1) * step)
         out_lo, out_hi = min(nout, p * out_step), min(nout, (p + 1) * out_step)
         if lo < hi:
-            blocks = (hi - lo + block - 1) // block
-            m = buf[lo]
-            for b in range(blocks):
-                m = max(m, _max_serial(buf[lo + b * block : min(hi, lo + (b + 1) * block)]))
-                # The b-th of ``blocks`` equal slices of the output: the last one ends the
-                # part's output, so that it holds the part's maximum.
-                start = out_lo + b * (out_hi - out_lo) // blocks
-                out[start : out_lo + (b + 1) * (out_hi - out_lo) // blocks] = m
-            partial[p] = m
+            partial[p] = _pass_part(buf[lo:hi], out[out_lo:out_hi], block)
     return partial.max()
 
 
@@ -128,11 +134,9 @@ def pass_bound(buf: np.ndarray, nout: int) -> tuple[int, np.ndarray]:
     """One pass that reads ``buf`` (from ``flat_unsigned``) and writes a new int64 array of
     ``nout`` elements; returns the maximum of ``buf`` and the array."""
     out = np.empty(nout, dtype=np.int64)
-    if buf.nbytes < SERIAL_BELOW_BYTES:
-        top = _max_serial(buf)
-        out.fill(top)
-        return top, out
     block = max(1, PASS_BLOCK_BYTES // buf.itemsize)
+    if buf.nbytes < SERIAL_BELOW_BYTES:
+        return _pass_part(buf, out, block), out
     return _pass_parallel(buf, out, numba.get_num_threads(), block), out
 
 

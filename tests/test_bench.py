@@ -156,16 +156,19 @@ def test_write_bound_writes_a_new_output(size):
 def test_pass_bound_reads_everything_and_writes_a_new_output(dtype, size, nout):
     x = np.random.default_rng(2).integers(0, 100, size=size).astype(dtype)
     buf = flat_unsigned(x)
-    buf[size // 3] = buf.max() + 1  # the maximum, in the first thread's part
-    expected = buf[size // 3]
+    # The maximum, with the top bit set (as a negative float's), in the first thread's part.
+    expected = np.iinfo(buf.dtype).max
+    buf[size // 3] = expected
     top, a = pass_bound(buf, nout)
     _, b = pass_bound(buf, nout)
     assert top == expected
     assert a.dtype == np.int64 and a.shape == (nout,) and not np.shares_memory(a, b)
-    # Every element written, with a maximum of a stretch of the input: none of np.empty's
-    # leftovers; the first thread's part (which holds the maximum) always has an output.
-    assert np.isin(a, buf).all()
-    assert a.max() == expected
+    # Every element written, with a maximum of a stretch of the input as its bits: none of
+    # np.empty's leftovers; the first thread's part (which holds the maximum) always has
+    # an output.
+    bits = a.view(np.uint64)
+    assert np.isin(bits, buf.astype(np.uint64)).all()
+    assert bits.max() == expected
 
 
 def test_import_does_not_load_the_benchmark():
