@@ -87,14 +87,16 @@ INT_GROUP_ROWS = 16
 
 
 def rows_of_group(kind: int, wide: int, lanes: int) -> int:
-    """Rows that one ``group_argmax`` searches, of ``wide`` vectors of ``lanes`` lanes:
-    ``wide * lanes``, but for integer rows, folded before the tree, ``lanes`` or
-    INT_GROUP_ROWS, whichever is fewer. (Rows of 100 and 128 int8, 64 MiB, took 1.18-1.3
-    times as long in groups of 128, the whole rows in the tree, as folded in groups of 64,
-    before INT_GROUP_ROWS; float rows folded in groups of a register's lanes took, against
-    whole rows in groups of twice as many, 1.04-1.07 for rows of 17-24 float32 and 0.95
-    for rows of 50 float16 and 12 float64.)"""
-    return min(lanes, INT_GROUP_ROWS) if kind == KIND_INT else wide * lanes
+    """Rows that one ``group_argmax`` searches, of ``wide`` vectors of ``lanes`` lanes
+    (their halves folded before the tree): ``lanes``, and for integer rows at most
+    INT_GROUP_ROWS. (Rows of 100 and 128 int8, 64 MiB, took 1.18-1.3 times as long in
+    groups of 128, the whole rows in the tree, as folded in groups of 64, before
+    INT_GROUP_ROWS. Float rows folded, their whole keys kept to be compared, against whole
+    rows in the tree in groups of twice as many: 64 MiB, both threads, rows of 9-16
+    float64 0.88-0.95 of the time, of 32 float32 0.91, of 40 and 64 float16 0.93, of
+    17-24 float32 0.99-1.02; Intel Xeon. Folded and read again to be compared, as integer
+    rows are, they had taken 1.04-1.07 for rows of 17-24 float32.)"""
+    return min(lanes, INT_GROUP_ROWS) if kind == KIND_INT else lanes
 
 
 @intrinsic(prefer_literal=True)
@@ -117,11 +119,12 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
     row: each row is one vector of ``wide * VECTOR_BYTES`` bytes (its lanes past the row
     set to the lowest key), and a tree of shuffles and maxima reduces the vectors of all
     the rows together into one with a lane per row; each row's vector is then compared
-    with its maximum. Integer rows of two halves are folded into one vector lane by lane
-    first (and read again to be compared); a group of integer rows is at most
-    INT_GROUP_ROWS of them. The caller makes sure that every row's vector load stays in
-    the array. ``kind`` is a constant, as for ``lane_argmax``, and so is ``wide``, 1 or
-    2; ``last`` (1: the last occurrence of the maximum) need not be.
+    with its maximum. Rows of two halves are folded into one vector lane by lane for the
+    tree (integer ones are read again to be compared, float ones' whole keys kept); a
+    group of integer rows is at most INT_GROUP_ROWS of them. The caller makes sure that
+    every row's vector load stays in the array. ``kind`` is a constant, as for
+    ``lane_argmax``, and so is ``wide``, 1 or 2; ``last`` (1: the last occurrence of the
+    maximum) need not be.
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
         raise errors.TypingError("group_argmax(): x must be a C-contiguous 2-D array")
@@ -168,9 +171,10 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
             )
             return builder.select(bigger(">", high, low), high, low)
 
-        # Every row's keys: integer ones (the values, read again where they are compared)
-        # folded, ``count`` rows; others whole, as many rows as their vectors have lanes.
+        # Every row's keys, folded for the tree; whole ones kept too to be compared, but
+        # for integer rows (the values, read again where they are compared).
         kept = cgutils.alloca_once(builder, pty if again else vty, size=count)
+        tree_in = kept if again or halves == 1 else cgutils.alloca_once(builder, pty, size=count)
         with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
             row = builder.add(first_row, builder.mul(r, n))
             value = load_row(row)
@@ -181,8 +185,12 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
                 prefetch(builder, builder.gep(x_struct.data, [ahead]))
             key = builder.select(in_row, key_ir(builder, value, kind_value), lowest)
             builder.store(folded(key) if again else key, builder.gep(kept, [r]))
+            if tree_in is not kept:
+                builder.store(folded(key), builder.gep(tree_in, [r]))
 
-        vectors = [(builder.load(builder.gep(kept, [ir.Constant(i64, r)])),) for r in range(count)]
+        vectors = [
+            (builder.load(builder.gep(tree_in, [ir.Constant(i64, r)])),) for r in range(count)
+        ]
         top = _tree(builder, vectors, lambda u, v: bigger(">", v[0], u[0]))[0]
         # Each row's maximum is read back from memory, not picked out of the register: a
         # shuffle per row otherwise, on the port the tree's shuffles and the compares

@@ -185,8 +185,8 @@ def _shortest_grouped(dtype: np.dtype) -> int:
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_short_rows_in_groups(dtype, kernel_path):
     # Rows longer than ``is_short`` takes (or of one whole vector) to GROUP_ROW_BYTES are
-    # searched a group at a time (a vector's lanes of rows, 64 bytes / item size, or
-    # twice as many float rows of two vectors: ``rows_of_group``), in one chunk or
+    # searched a group at a time (a vector's lanes of rows, 64 bytes / item size, at most
+    # INT_GROUP_ROWS of integer ones: ``rows_of_group``), in one chunk or
     # several; the rows after a task's last whole group in one more group, and the last
     # rows of the array (where a vector's load would leave it) and those of arrays of
     # fewer rows than a group, one by one. Rows of one value test the lanes past a row's
