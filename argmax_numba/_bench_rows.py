@@ -21,6 +21,14 @@ from ._bench_timing import calls_per_sample, median, round_robin
 __all__ = ["COMPETITORS", "RATIOS", "Row", "measure"]
 
 COMPETITORS = ("ours", "numpy", "ort", "read", "write", "pass")
+# Competitors timed first in each repeat, in this order; the others follow, the first of
+# them in turn. What runs before a call slows it unequally: numpy's copy of the input
+# (along a non-last axis) writes as many bytes again. With one fixed order (ours, numpy,
+# onnxruntime, read, write, pass), ours came right after the pass and the read bound
+# after onnxruntime and numpy: ours/read came out at 0.67-0.81 where it is 0.89-1.12
+# with ours and the bounds in turn after onnxruntime or each other (64 MiB, float32
+# along axes 0 and 1, int8 along axis 2; 9 repeats each way, twice; Intel Xeon).
+LEAD = ("numpy", "ort")
 # The ratios a row reports: ours / each of these (read+write: the sum of both bounds).
 RATIOS = ("numpy", "ort", "read", "read+write", "pass")
 
@@ -140,7 +148,7 @@ def measure(case: Case, x: np.ndarray, argmax, repeats: int, sample_seconds: flo
         row.calls = {name: calls_per_sample(fn, sample_seconds) for name, fn in live.items()}
     else:
         row.calls = dict.fromkeys(live, 1)
-    row.samples = round_robin(live, repeats, row.calls)
+    row.samples = round_robin(live, repeats, row.calls, rotate=True, lead=LEAD)
     row.times = {name: None for name in COMPETITORS}
     row.times.update({name: median(s) for name, s in row.samples.items()})
     return row

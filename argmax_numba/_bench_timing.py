@@ -42,21 +42,26 @@ def round_robin(
     repeats: int,
     calls: dict[str, int] | None = None,
     rotate: bool = False,
+    lead: tuple[str, ...] = (),
 ) -> dict[str, list[float]]:
     """Per-call seconds of every competitor, ``repeats`` interleaved samples each.
 
     ``rotate``: each repeat starts with the next competitor, so that none always runs
-    right after the same other one (which may leave it memory to reuse).
+    first, right after the previous repeat's last (which may leave it memory to reuse).
+    ``lead``: competitors that run first in every repeat, in that order, before the
+    others (which ``rotate`` rotates among themselves), so that what they leave behind
+    (such as numpy's copy of its input) slows the others alike.
     """
     calls = calls or {}
     samples: dict[str, list[float]] = {name: [] for name in fns}
-    names = list(fns)
+    first = [name for name in lead if name in fns]
+    names = [name for name in fns if name not in first]
     enabled = gc.isenabled()
     gc.disable()
     try:
         for r in range(repeats):
-            k = r % len(names) if rotate else 0
-            for name in names[k:] + names[:k]:
+            k = r % len(names) if rotate and names else 0
+            for name in first + names[k:] + names[:k]:
                 samples[name].append(_sample(fns[name], calls.get(name, 1)))
     finally:
         if enabled:

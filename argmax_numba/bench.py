@@ -1,16 +1,17 @@
 """Benchmark of ``argmax_numba.argmax``: ``python -m argmax_numba.bench [options]``.
 
 Every row times, interleaved round-robin over the repeats so that machine noise hits
-all alike, and reports the medians of: ours (``argmax_numba.argmax``), ``numpy.argmax``
-on the same axis with ``keepdims=True``, onnxruntime's ArgMax-13 on its CPU provider
-(one intra-op thread per core, spinning off), a read bound (one parallel pass over
-the same bytes), a write bound (filling a new int64 array of the output's size) and a
-pass bound (both in one pass, as an ArgMax must), with the ratios of ours to each of
-the first three, to read plus write and to the pass, and of the pass to the read bound:
-where that is above the target, no implementation can meet it. Then
-optional sections: calls from ``@njit`` code, peak memory, start-up time, and dask. A
-summary lists what misses its target. ``--quick`` is a short run on smaller inputs;
-``--help`` lists the rest.
+all alike (numpy and onnxruntime first in each repeat, then the others, each first in
+turn: what runs before a call can slow it), and reports the medians of: ours
+(``argmax_numba.argmax``), ``numpy.argmax`` on the same axis with ``keepdims=True``,
+onnxruntime's ArgMax-13 on its CPU provider (one intra-op thread per core, spinning
+off), a read bound (one parallel pass over the same bytes), a write bound (filling a
+new int64 array of the output's size) and a pass bound (both in one pass, as an ArgMax
+must), with the ratios of ours to each of the first three, to read plus write and to
+the pass, and of the pass to the read bound: where that is above the target, no
+implementation can meet it. Then optional sections: calls from ``@njit`` code, peak
+memory, start-up time, and dask. A summary lists what misses its target. ``--quick``
+is a short run on smaller inputs; ``--help`` lists the rest.
 
 Only ``python -m argmax_numba.bench`` imports this module; ``import argmax_numba``
 does not, so the benchmark's helpers, onnxruntime and matplotlib stay unloaded.

@@ -101,6 +101,14 @@ def test_round_robin_order(rotate):
     assert all(sorted(order[i : i + 3]) == ["a", "b", "c"] for i in range(0, 12, 3))
 
 
+def test_round_robin_leads_then_rotates_the_rest():
+    order = []
+    fns = {name: (lambda name=name: order.append(name)) for name in "abcd"}
+    round_robin(fns, 3, rotate=True, lead=("c", "x", "a"))
+    repeats = ["".join(order[i : i + 4]) for i in range(0, 12, 4)]
+    assert repeats == ["cabd", "cadb", "cabd"]
+
+
 def test_plot_is_written(tmp_path):
     png = tmp_path / "bench.png"
     _run(
