@@ -77,6 +77,11 @@ class Case:
         return self.kind.startswith("small")
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of the input."""
+        return prod(self.shape) * DTYPES[self.dtype].itemsize
+
+    @property
     def label(self) -> str:
         """A short unique name, used in the summary and on the plot."""
         return f"{self.kind}/{self.dtype}/ax{self.axis}/L{self.last}"

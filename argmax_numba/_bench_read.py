@@ -19,17 +19,27 @@ new int64 output of ``nout`` elements (the running maximum). No ArgMax can be fa
 so where this pass alone takes more than 1.3 read bounds, that target is out of reach
 for any implementation.
 
+``cache_flusher()`` reads a buffer twice the size of the largest cache, so that every
+timed call can start from the same state: none of the input in cache, no dirty lines of
+what ran before (numpy's copy of its input, a bound's output) left to write back.
+
 Only the benchmark imports this module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import numba
 import numpy as np
 
 __all__ = [
+    "FLUSH_FROM_BYTES",
     "PASS_BLOCK_BYTES",
     "SERIAL_BELOW_BYTES",
+    "cache_flusher",
+    "largest_cache_bytes",
     "pass_bound",
     "read_bound",
     "warm_up",
@@ -149,3 +159,33 @@ def warm_up() -> None:
         _max_parallel(big, numba.get_num_threads())
         pass_bound(big, 3)
     write_bound(SERIAL_BELOW_BYTES // 8 + 1)
+
+
+# Inputs of at least this many bytes get the cache flushed before each timed call;
+# smaller ones are meant to be timed in cache.
+FLUSH_FROM_BYTES = 1 << 20
+# Bounds on the flush buffer: where no cache size is known, and at most.
+_FLUSH_DEFAULT_BYTES = 256 << 20
+_FLUSH_MAX_BYTES = 1 << 30
+
+
+def largest_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
+    """The size of the CPU's largest cache as Linux reports it, or 0 where unknown."""
+    sizes = []
+    for entry in Path(root).glob("index*/size"):
+        text = entry.read_text().strip().upper()
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            sizes.append(int(digits) * scale)
+    return max(sizes, default=0)
+
+
+def cache_flusher(nbytes: int | None = None) -> tuple[Callable[[], int], int]:
+    """A call that reads a buffer of ``nbytes`` (twice the largest cache by default), and
+    that size. The buffer is written once, so that its pages are its own."""
+    if nbytes is None:
+        cache = largest_cache_bytes()
+        nbytes = min(_FLUSH_MAX_BYTES, 2 * cache) if cache else _FLUSH_DEFAULT_BYTES
+    scratch = np.ones(max(1, nbytes // 8), dtype=np.uint64)
+    return (lambda: read_bound(scratch)), scratch.nbytes

@@ -15,19 +15,21 @@ import numpy as np
 
 from ._bench_cases import Case
 from ._bench_ort import OrtCompetitor
-from ._bench_read import flat_unsigned, pass_bound, read_bound, write_bound
+from ._bench_read import FLUSH_FROM_BYTES, flat_unsigned, pass_bound, read_bound, write_bound
 from ._bench_timing import calls_per_sample, median, round_robin
 
 __all__ = ["COMPETITORS", "RATIOS", "Row", "measure"]
 
 COMPETITORS = ("ours", "numpy", "ort", "read", "write", "pass")
 # Competitors timed first in each repeat, in this order; the others follow, the first of
-# them in turn. What runs before a call slows it unequally: numpy's copy of the input
-# (along a non-last axis) writes as many bytes again. With one fixed order (ours, numpy,
-# onnxruntime, read, write, pass), ours came right after the pass and the read bound
-# after onnxruntime and numpy: ours/read came out at 0.67-0.81 where it is 0.89-1.12
-# with ours and the bounds in turn after onnxruntime or each other (64 MiB, float32
-# along axes 0 and 1, int8 along axis 2; 9 repeats each way, twice; Intel Xeon).
+# them in turn. What runs before a call slows it unequally, which the flush of the caches
+# before each sample (``cache_flusher``) is there to stop: numpy's copy of the input
+# (along a non-last axis) writes as many bytes again, and an input may be left in a
+# large cache or not. With one fixed order (ours, numpy, onnxruntime, read, write, pass)
+# and no flush, ours came right after the pass and the read bound after onnxruntime and
+# numpy: ours/read came out at 0.67-0.81 where it was 0.89-1.12 with ours and the bounds
+# in turn after onnxruntime or each other (64 MiB, float32 along axes 0 and 1, int8
+# along axis 2; 9 repeats each way, twice; Intel Xeon).
 LEAD = ("numpy", "ort")
 # The ratios a row reports: ours / each of these (read+write: the sum of both bounds).
 RATIOS = ("numpy", "ort", "read", "read+write", "pass")
@@ -136,8 +138,16 @@ def _check(case: Case, x: np.ndarray, results: dict[str, object], row: Row) -> N
             row.notes.append(f"{name} MISMATCH vs numpy reference")
 
 
-def measure(case: Case, x: np.ndarray, argmax, repeats: int, sample_seconds: float) -> Row:
-    """Time one case: interleaved samples of every available competitor, medians."""
+def measure(
+    case: Case,
+    x: np.ndarray,
+    argmax,
+    repeats: int,
+    sample_seconds: float,
+    flush: Callable[[], object] | None = None,
+) -> Row:
+    """Time one case: interleaved samples of every available competitor, medians;
+    ``flush`` (the caches) before each sample of an input of FLUSH_FROM_BYTES or more."""
     row = Row(case)
     fns = _competitors(case, x, argmax, row)
     results = _warm_up(fns, 3 if case.small else 1, row)
@@ -148,7 +158,8 @@ def measure(case: Case, x: np.ndarray, argmax, repeats: int, sample_seconds: flo
         row.calls = {name: calls_per_sample(fn, sample_seconds) for name, fn in live.items()}
     else:
         row.calls = dict.fromkeys(live, 1)
-    row.samples = round_robin(live, repeats, row.calls, rotate=True, lead=LEAD)
+    before = flush if x.nbytes >= FLUSH_FROM_BYTES else None
+    row.samples = round_robin(live, repeats, row.calls, rotate=True, lead=LEAD, before=before)
     row.times = {name: None for name in COMPETITORS}
     row.times.update({name: median(s) for name, s in row.samples.items()})
     return row

@@ -43,14 +43,15 @@ def round_robin(
     calls: dict[str, int] | None = None,
     rotate: bool = False,
     lead: tuple[str, ...] = (),
+    before: Callable[[], object] | None = None,
 ) -> dict[str, list[float]]:
     """Per-call seconds of every competitor, ``repeats`` interleaved samples each.
 
     ``rotate``: each repeat starts with the next competitor, so that none always runs
     first, right after the previous repeat's last (which may leave it memory to reuse).
     ``lead``: competitors that run first in every repeat, in that order, before the
-    others (which ``rotate`` rotates among themselves), so that what they leave behind
-    (such as numpy's copy of its input) slows the others alike.
+    others (which ``rotate`` rotates among themselves). ``before``: called, untimed,
+    before every sample (such as a flush of the caches).
     """
     calls = calls or {}
     samples: dict[str, list[float]] = {name: [] for name in fns}
@@ -62,6 +63,8 @@ def round_robin(
         for r in range(repeats):
             k = r % len(names) if rotate and names else 0
             for name in first + names[k:] + names[:k]:
+                if before is not None:
+                    before()
                 samples[name].append(_sample(fns[name], calls.get(name, 1)))
     finally:
         if enabled:

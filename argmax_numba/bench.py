@@ -153,17 +153,22 @@ def _meta(settings: Settings) -> dict:
 def run_table(args, settings: Settings, argmax) -> list:
     """Measure and print every selected case, holding one input array at a time."""
     from ._bench_cases import build_cases, group_by_input, make_input
+    from ._bench_read import FLUSH_FROM_BYTES, cache_flusher
     from ._bench_report import table_header, table_row
     from ._bench_rows import measure
 
     cases = build_cases(settings.large_bytes, args.dtypes, args.kinds)
+    flush = None
+    if any(c.nbytes >= FLUSH_FROM_BYTES for c in cases):
+        flush, size = cache_flusher()
+        print(f"before each sample of an input of 1 MiB or more: {size / MIB:.0f} MiB read")
     print(table_header(), flush=True)
     rows = []
     for _, group in group_by_input(cases):
         x = make_input(group[0])
         for case in group:
             repeats = settings.small_repeats if case.small else settings.repeats
-            rows.append(measure(case, x, argmax, repeats, settings.sample_seconds))
+            rows.append(measure(case, x, argmax, repeats, settings.sample_seconds, flush))
             print(table_row(rows[-1]), flush=True)
         del x
     return rows

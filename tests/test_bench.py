@@ -16,7 +16,14 @@ import pytest
 from llvmlite.binding import get_host_cpu_name
 
 from argmax_numba import bench
-from argmax_numba._bench_read import flat_unsigned, pass_bound, read_bound, write_bound
+from argmax_numba._bench_read import (
+    cache_flusher,
+    flat_unsigned,
+    largest_cache_bytes,
+    pass_bound,
+    read_bound,
+    write_bound,
+)
 from argmax_numba._bench_timing import round_robin
 
 TINY = ["--quick", "--size-mib", "0.0625", "--repeats", "2"]
@@ -107,6 +114,26 @@ def test_round_robin_leads_then_rotates_the_rest():
     round_robin(fns, 3, rotate=True, lead=("c", "x", "a"))
     repeats = ["".join(order[i : i + 4]) for i in range(0, 12, 4)]
     assert repeats == ["cabd", "cadb", "cabd"]
+
+
+def test_round_robin_calls_before_ahead_of_every_sample():
+    order = []
+    fns = {name: (lambda name=name: order.append(name)) for name in "ab"}
+    round_robin(fns, 2, before=lambda: order.append("-"))
+    assert "".join(order) == "-a-b-a-b"
+
+
+def test_largest_cache_from_sysfs(tmp_path):
+    for index, size in enumerate(["48K", "2048K", "307200K", "7M"]):
+        (tmp_path / f"index{index}").mkdir()
+        (tmp_path / f"index{index}" / "size").write_text(size + "\n")
+    assert largest_cache_bytes(str(tmp_path)) == 307200 << 10
+    assert largest_cache_bytes(str(tmp_path / "none")) == 0
+
+
+def test_cache_flusher_reads_its_own_buffer():
+    flush, size = cache_flusher(1 << 20)
+    assert size == 1 << 20 and flush() == 1
 
 
 def test_plot_is_written(tmp_path):
