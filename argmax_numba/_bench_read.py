@@ -64,15 +64,20 @@ def _max_serial(buf):
     return m
 
 
+@numba.njit(inline="always")
+def _part(n, nparts, p):
+    """The bounds ``(lo, hi)`` of part ``p`` of ``nparts`` equal contiguous parts of
+    ``n`` elements (the last ones may be shorter, or empty)."""
+    step = (n + nparts - 1) // nparts
+    return min(n, p * step), min(n, (p + 1) * step)
+
+
 @numba.njit(parallel=True, nogil=True)
 def _max_parallel(buf, nparts):
     """Maximum of ``buf``, one contiguous part per thread."""
-    n = buf.size
-    step = (n + nparts - 1) // nparts
     partial = np.zeros(nparts, dtype=buf.dtype)
     for p in numba.prange(nparts):
-        lo = p * step
-        hi = min(n, lo + step)
+        lo, hi = _part(buf.size, nparts, p)
         if lo < hi:
             partial[p] = _max_serial(buf[lo:hi])
     return partial.max()
@@ -95,10 +100,9 @@ def read_bound(buf: np.ndarray) -> int:
 @numba.njit(parallel=True, nogil=True)
 def _fill_parallel(out, nparts):
     """Write every element of ``out``, one contiguous part per thread."""
-    n = out.size
-    step = (n + nparts - 1) // nparts
     for p in numba.prange(nparts):
-        out[p * step : min(n, (p + 1) * step)] = 1
+        lo, hi = _part(out.size, nparts, p)
+        out[lo:hi] = 1
 
 
 def write_bound(n: int) -> np.ndarray:
@@ -129,12 +133,10 @@ def _pass_part(buf, out, block):
 def _pass_parallel(buf, out, nparts, block):
     """Each part's input, ``block`` elements at a time, each block followed by its share of
     the part's output; returns the maximum of ``buf``."""
-    n, nout = buf.size, out.size
-    step, out_step = (n + nparts - 1) // nparts, (nout + nparts - 1) // nparts
     partial = np.zeros(nparts, dtype=buf.dtype)
     for p in numba.prange(nparts):
-        lo, hi = p * step, min(n, (p + 1) * step)
-        out_lo, out_hi = min(nout, p * out_step), min(nout, (p + 1) * out_step)
+        lo, hi = _part(buf.size, nparts, p)
+        out_lo, out_hi = _part(out.size, nparts, p)
         if lo < hi:
             partial[p] = _pass_part(buf[lo:hi], out[out_lo:out_hi], block)
     return partial.max()

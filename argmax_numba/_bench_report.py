@@ -123,9 +123,9 @@ def _misses(rows: list[Row], key: str) -> tuple[list[str], int]:
         if ratio > _limit(row, key):
             extra = ""
             if key == "ours/read":
-                both, least = row.ratio("pass"), row.pass_over_read()
-                if both is not None and least is not None:
-                    extra = f"; {both:.2f} of the pass, which takes {least:.2f} of read"
+                to_pass, least = row.ratio("pass"), row.pass_over_read()
+                if to_pass is not None and least is not None:
+                    extra = f"; {to_pass:.2f} of the pass, which takes {least:.2f} of read"
                     if least > _limit(row, key):
                         extra += ": out of reach"
             missed.append(f"{row.case.label} ({ratio:.2f}{extra})")

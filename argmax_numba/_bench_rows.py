@@ -55,8 +55,8 @@ class Row:
 
     def pass_over_read(self) -> float | None:
         """pass / read: the least ours / read that any ArgMax could reach on this row."""
-        both, read = self.times.get("pass"), self.times.get("read")
-        return both / read if both is not None and read else None
+        one_pass, read = self.times.get("pass"), self.times.get("read")
+        return one_pass / read if one_pass is not None and read else None
 
     def as_dict(self) -> dict:
         """Raw numbers for ``--json``."""
