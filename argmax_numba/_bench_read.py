@@ -42,7 +42,6 @@ __all__ = [
     "largest_cache_bytes",
     "pass_bound",
     "read_bound",
-    "warm_up",
     "write_bound",
 ]
 
@@ -150,17 +149,6 @@ def pass_bound(buf: np.ndarray, nout: int) -> tuple[int, np.ndarray]:
     if buf.nbytes < SERIAL_BELOW_BYTES:
         return _pass_part(buf, out, block), out
     return _pass_parallel(buf, out, numba.get_num_threads(), block), out
-
-
-def warm_up() -> None:
-    """Compile the kernels for every width once, before anything is timed."""
-    for width, dtype in _UNSIGNED.items():
-        small = np.arange(16, dtype=dtype)
-        _max_serial(small)
-        big = np.zeros(SERIAL_BELOW_BYTES // width + 1, dtype=dtype)
-        _max_parallel(big, numba.get_num_threads())
-        pass_bound(big, 3)
-    write_bound(SERIAL_BELOW_BYTES // 8 + 1)
 
 
 # Inputs of at least this many bytes get the cache flushed before each timed call;

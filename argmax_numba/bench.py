@@ -205,9 +205,6 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     settings = Settings.from_args(args)
     argmax = _our_argmax()  # first: the package chooses numba's threading layer on import
-    from ._bench_read import warm_up
-
-    warm_up()
     meta = _meta(settings)
     print("argmax_numba benchmark: " + ", ".join(f"{k} {v}" for k, v in meta.items()))
     print(

@@ -108,6 +108,18 @@ def test_round_robin_order(rotate):
     assert all(sorted(order[i : i + 3]) == ["a", "b", "c"] for i in range(0, 12, 3))
 
 
+@pytest.mark.slow
+def test_inputs_of_a_mib_or_more_are_timed_after_a_flush(capsys):
+    out = bench.main(
+        [*TINY[:1], "--size-mib", "1", "--repeats", "2", "--dtype", "float32"]
+        + ["--case", "axis-last", "--no-njit", "--no-memory", "--no-startup", "--no-dask"]
+    )
+    text = capsys.readouterr().out
+    assert out == 0
+    assert "before each sample of an input of 1 MiB or more:" in text
+    assert "MISMATCH" not in text and "failed" not in text
+
+
 def test_round_robin_leads_then_rotates_the_rest():
     order = []
     fns = {name: (lambda name=name: order.append(name)) for name in "abcd"}
