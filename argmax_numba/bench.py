@@ -150,15 +150,16 @@ def _meta(settings: Settings) -> dict:
     }
 
 
-def run_table(args, settings: Settings, argmax) -> list:
-    """Measure and print every selected case, holding one input array at a time."""
+def run_table(args, settings: Settings, argmax) -> tuple[list, int]:
+    """Measure and print every selected case, holding one input array at a time; returns
+    the rows and the bytes read to flush the caches before each sample (0: no flush)."""
     from ._bench_cases import build_cases, group_by_input, make_input
     from ._bench_read import FLUSH_FROM_BYTES, cache_flusher
     from ._bench_report import table_header, table_row
     from ._bench_rows import measure
 
     cases = build_cases(settings.large_bytes, args.dtypes, args.kinds)
-    flush = None
+    flush, size = None, 0
     if any(c.nbytes >= FLUSH_FROM_BYTES for c in cases):
         flush, size = cache_flusher()
         print(f"before each sample of an input of 1 MiB or more: {size / MIB:.0f} MiB read")
@@ -171,7 +172,7 @@ def run_table(args, settings: Settings, argmax) -> list:
             rows.append(measure(case, x, argmax, repeats, settings.sample_seconds, flush))
             print(table_row(rows[-1]), flush=True)
         del x
-    return rows
+    return rows, size
 
 
 def run_sections(args, settings: Settings, argmax) -> tuple[dict, list]:
@@ -212,7 +213,8 @@ def main(argv=None) -> int:
         "pass over the input's bytes; write: filling a new int64 array of the output's size; "
         "pass: both in one pass\n"
     )
-    rows = run_table(args, settings, argmax)
+    rows, flushed = run_table(args, settings, argmax)
+    meta["cache_flush_mib"] = flushed / MIB
     sections, checks = run_sections(args, settings, argmax)
 
     from ._bench_report import markdown_table, summary_lines, write_json, write_plot

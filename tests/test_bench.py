@@ -53,6 +53,7 @@ def test_quick_table_has_finite_ratios(tmp_path, capsys):
         "--markdown",
     )
     rows = doc["rows"]
+    assert doc["meta"]["cache_flush_mib"] == 0  # inputs under 1 MiB: timed in cache
     # The CPU and its widest vectors (which the ratios depend on), as LLVM reads them.
     cpu = doc["meta"]["cpu"]
     assert cpu.startswith(get_host_cpu_name() + " (")
@@ -109,15 +110,18 @@ def test_round_robin_order(rotate):
 
 
 @pytest.mark.slow
-def test_inputs_of_a_mib_or_more_are_timed_after_a_flush(capsys):
+def test_inputs_of_a_mib_or_more_are_timed_after_a_flush(tmp_path, capsys):
+    path = tmp_path / "bench.json"
     out = bench.main(
         [*TINY[:1], "--size-mib", "1", "--repeats", "2", "--dtype", "float32"]
         + ["--case", "axis-last", "--no-njit", "--no-memory", "--no-startup", "--no-dask"]
+        + ["--json", str(path)]
     )
     text = capsys.readouterr().out
     assert out == 0
     assert "before each sample of an input of 1 MiB or more:" in text
     assert "MISMATCH" not in text and "failed" not in text
+    assert json.loads(path.read_text())["meta"]["cache_flush_mib"] >= 1
 
 
 def test_round_robin_leads_then_rotates_the_rest():
