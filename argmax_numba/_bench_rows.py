@@ -15,7 +15,7 @@ import numpy as np
 
 from ._bench_cases import Case
 from ._bench_ort import OrtCompetitor
-from ._bench_read import FLUSH_FROM_BYTES, flat_unsigned, pass_bound, read_bound, write_bound
+from ._bench_read import flat_unsigned, pass_bound, read_bound, write_bound
 from ._bench_timing import calls_per_sample, median, round_robin
 
 __all__ = ["COMPETITORS", "RATIOS", "Row", "measure"]
@@ -147,7 +147,7 @@ def measure(
     flush: Callable[[], object] | None = None,
 ) -> Row:
     """Time one case: interleaved samples of every available competitor, medians;
-    ``flush`` (the caches) before each sample of an input of FLUSH_FROM_BYTES or more."""
+    ``flush`` (the caches), if given, before each sample."""
     row = Row(case)
     fns = _competitors(case, x, argmax, row)
     results = _warm_up(fns, 3 if case.small else 1, row)
@@ -158,8 +158,7 @@ def measure(
         row.calls = {name: calls_per_sample(fn, sample_seconds) for name, fn in live.items()}
     else:
         row.calls = dict.fromkeys(live, 1)
-    before = flush if x.nbytes >= FLUSH_FROM_BYTES else None
-    row.samples = round_robin(live, repeats, row.calls, rotate=True, lead=LEAD, before=before)
+    row.samples = round_robin(live, repeats, row.calls, rotate=True, lead=LEAD, before=flush)
     row.times = {name: None for name in COMPETITORS}
     row.times.update({name: median(s) for name, s in row.samples.items()})
     return row

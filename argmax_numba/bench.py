@@ -162,14 +162,16 @@ def run_table(args, settings: Settings, argmax) -> tuple[list, int]:
     flush, size = None, 0
     if any(c.nbytes >= FLUSH_FROM_BYTES for c in cases):
         flush, size = cache_flusher()
-        print(f"before each sample of an input of 1 MiB or more: {size / MIB:.0f} MiB read")
+        least = f"{FLUSH_FROM_BYTES / MIB:g} MiB"
+        print(f"before each sample of an input of {least} or more: {size / MIB:.0f} MiB read")
     print(table_header(), flush=True)
     rows = []
     for _, group in group_by_input(cases):
         x = make_input(group[0])
         for case in group:
             repeats = settings.small_repeats if case.small else settings.repeats
-            rows.append(measure(case, x, argmax, repeats, settings.sample_seconds, flush))
+            before = flush if case.nbytes >= FLUSH_FROM_BYTES else None
+            rows.append(measure(case, x, argmax, repeats, settings.sample_seconds, before))
             print(table_row(rows[-1]), flush=True)
         del x
     return rows, size
