@@ -81,9 +81,9 @@ _PLANS: dict[tuple, tuple] = {}
 # Where more shapes come in turn, every call plans again (600 float32 shapes against 512
 # plans: 6.7 us a call, against 1.5 us planned and numpy's 2.9 us).
 _MAX_PLANS = 4096
-# (driver, dtype, view dtype, ranks of the driver's input and output, extra arguments)
-# -> what ``_entry`` found for calls of that kind.
-_ENTRIES: dict[tuple, tuple] = {}
+# (driver, dtype) -> whether the driver takes inputs of that dtype without a view
+# (``_entry``).
+_ENTRIES: dict[tuple, bool] = {}
 # np.empty takes a dtype faster than a type (40 ns of 130).
 _INT64 = np.dtype(np.int64)
 
@@ -266,8 +266,9 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
 def _choose(
     kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool, last: int
 ) -> tuple:
-    """The driver for ``view`` seen as ``(outer, n, inner)``, the shapes of its input and
-    output, and its extra arguments (the last is the address of its task for ``last``)."""
+    """The driver for ``view`` seen as ``(outer, n, inner)`` (its ``Kernel.entry``), the
+    shapes of its input and output, and its extra arguments (the last is the address of
+    its task for ``last``)."""
     k = KERNELS[(kind, parallel)]
     which, p1, p2 = plan(outer, n, inner, view.itemsize, numba.get_num_threads() if parallel else 1)
     if which == ROWS:
@@ -283,10 +284,12 @@ def _choose(
         kernel, extra = kernels[p2], (p1,)
     else:
         kernel, extra = k.narrow, (p1, p2)
-    where = kernel.address(view.dtype, view.flags.writeable, last)
+    writeable = view.flags.writeable
+    where = kernel.address(view.dtype, writeable, last)
+    fn = kernel.entry(view.dtype, writeable)
     if kernel.ndim == 2:
-        return kernel.driver, (outer, n), (outer,), (*extra, where)
-    return kernel.driver, (outer, n, inner), (outer, inner), (*extra, where)
+        return fn, (outer, n), (outer,), (*extra, where)
+    return fn, (outer, n, inner), (outer, inner), (*extra, where)
 
 
 def _run(
@@ -309,34 +312,25 @@ def _run(
 
 
 def _entry(x: np.ndarray, view: np.ndarray, chosen: tuple, last: int) -> tuple:
-    """The compiled function behind the driver ``chosen`` by ``_choose`` for the
-    arguments ``_run`` passed it (calling it skips numba's dispatch on types, about 0.1
-    us, which the checks before a plan is used make safe), and whether it takes ``x``
-    itself where ``view`` is a view of another dtype. Found once for each kind of call:
-    ``numba.typeof`` and the trial call took about 45 us of every plan, so that 600 small
-    shapes in turn, more than the 512 plans then kept, cost 53 us a call (numpy 2.7 us)."""
+    """The driver ``chosen`` by ``_choose`` (a compiled function called without numba's
+    dispatch on types, which the checks before a plan is used make safe), and whether it
+    takes ``x`` itself where ``view`` is a view of another dtype: it checks an array's
+    item size, not its dtype, so it can read a float16 or bfloat16 input as the int16
+    array it was compiled for, without the view (0.14 us). Found once for each kind of
+    call, not once a plan."""
     fn, in_shape, out_shape, extra = chosen
-    key = (fn, x.dtype, view.dtype, len(in_shape), len(out_shape), len(extra))
-    found = _ENTRIES.get(key)
-    if found is not None:
-        return found
-    args = (view.reshape(in_shape), np.empty(out_shape, np.int64), last, *extra)
-    compiled = fn.overloads.get(tuple(numba.typeof(a) for a in args))
-    found = (fn, False)
-    if compiled is not None:
-        own = False
-        if view.dtype is not x.dtype:
-            # It checks an array's item size, not its dtype, so it can read a float16 or
-            # bfloat16 input as the int16 array it was compiled for, without the view
-            # (0.14 us); kept only where it does.
-            try:
-                compiled.entry_point(x.reshape(in_shape), *args[1:])
-                own = True
-            except TypeError:
-                pass
-        found = (compiled.entry_point, own)
-    _ENTRIES[key] = found
-    return found
+    if view.dtype is x.dtype:
+        return fn, False
+    key = (fn, x.dtype)
+    own = _ENTRIES.get(key)
+    if own is None:
+        try:
+            fn(x.reshape(in_shape), np.empty(out_shape, np.int64), last, *extra)
+            own = True
+        except TypeError:
+            own = False
+        _ENTRIES[key] = own
+    return fn, own
 
 
 def _remember(x, axis, keep, last, view, chosen, result_shape) -> None:

@@ -427,33 +427,57 @@ def _make_tasks(kind: int, last: int):
                 best_key[c] = k
                 best_row[c] = r
 
-    tasks = {}
-    tag = f"k{kind}_l{last}"
-    across_fn = _compile(rows_across, f"rows_across_{tag}", {}, inline="always")
-    for fn in (col_task, side_task, block_task):
-        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_{tag}", {"across": across_fn})
+    # What each task is made of: (its function, its name, the inline helpers it calls,
+    # and constants), both bound as globals. (No local variable of this function may
+    # share a global's name: the tasks would hold it as a closure cell, which numba's
+    # cache key pickles, and they would never be found in the cache.)
+    by_column = {"across": rows_across}
+    by_row = {"search": row_search, "by_element": element_rows, "short": short_rows}
+    by_length = {"short": short_rows}
+    specs = {
+        fn.__name__: (fn, fn.__name__, by_column, {}) for fn in (col_task, side_task, block_task)
+    }
     # One task per gather width: a first call compiles one of them (0.3 s each).
     for name, slot in (("each_task", GATHER_BYTES), ("each_short_task", SHORT_GATHER_BYTES)):
-        bound = {"across": across_fn, "SLOT": slot}
-        tasks[name] = _compile(each_task, f"{name}_{tag}", bound)
-    # Tasks that call other tasks reach them as globals bound here. (No local variable of
-    # this function may share a global's name: the tasks would hold it as a closure
-    # cell, which numba's cache key pickles, and they would never be found in the cache.)
-    element_fn = _compile(element_rows, f"element_rows_{tag}", {}, inline="always")
-    search_fn = _compile(row_search, f"row_search_{tag}", {}, inline="always")
-    short_fn = _compile(short_rows, f"short_rows_{tag}", {}, inline="always")
-    bound = {"search": search_fn, "by_element": element_fn, "short": short_fn}
+        specs[name] = (each_task, name, by_column, {"SLOT": slot})
     for fn in (
         *(rows_task, chunk_rows_task, group_rows_task, short_any_task),
         *(row_piece_task, narrow_task),
     ):
-        tasks[fn.__name__] = _compile(fn, f"{fn.__name__}_{tag}", bound)
+        specs[fn.__name__] = (fn, fn.__name__, by_row, {})
     for m in range(2, BYTE_ROW + 1):
-        length = {"short": short_fn, "ROW_LENGTH": m}
-        tasks[f"short_rows_task{m}"] = _compile(
-            short_rows_task, f"short_rows{m}_task_{tag}", length
-        )
-    return tasks
+        length = {"ROW_LENGTH": m}
+        specs[f"short_rows_task{m}"] = (short_rows_task, f"short_rows{m}_task", by_length, length)
+    tag = f"k{kind}_l{last}"
+
+    @functools.cache
+    def inlined(fn):
+        return _compile(fn, f"{fn.__name__}_{tag}", {}, inline="always")
+
+    def make(name: str):
+        fn, compiled_name, helpers, constants = specs[name]
+        bound = {g: inlined(h) for g, h in helpers.items()} | constants
+        return _compile(fn, f"{compiled_name}_{tag}", bound)
+
+    return _Tasks(make, tuple(specs))
+
+
+class _Tasks(dict):
+    """The tasks of one key kind and ``last``, by name, each made on first use: a first
+    call needs one of 26, and made all at once they took 4-9 ms of it (numba's
+    dispatchers)."""
+
+    def __init__(self, make, names: tuple[str, ...]):
+        super().__init__()
+        self._make = make
+        self.names = names
+        """The names of all the tasks (those made so far are the keys)."""
+
+    def __missing__(self, name: str):
+        if name not in self.names:
+            raise KeyError(name)
+        self[name] = task = self._make(name)
+        return task
 
 
 def _compile(fn, name: str, bound: dict, inline: str = "never", driver: bool = False):
@@ -548,11 +572,16 @@ class Kernel(NamedTuple):
     ints: int  # the task's integer arguments, after its arrays
     extra: int  # the driver's integer arguments between ``last`` and ``where``
     addresses: dict  # (dtype, writeable, last) -> the task's address, once compiled
+    entries: dict  # (dtype, writeable) -> the driver's ``entry``, once compiled
 
     @property
     def tasks(self) -> tuple[Any, Any]:
         """The task for ``last`` 0 and for ``last`` 1."""
-        return tasks_of(self.kind, 0)[self.task], tasks_of(self.kind, 1)[self.task]
+        return self.task_of(0), self.task_of(1)
+
+    def task_of(self, last: int) -> Any:
+        """The task for ``last`` (only its key kind's tasks for that ``last`` are made)."""
+        return tasks_of(self.kind, last)[self.task]
 
     def task_types(self, dtype: np.dtype, writeable: bool) -> tuple:
         """The types the driver calls its task with, for inputs of ``dtype``."""
@@ -576,9 +605,21 @@ class Kernel(NamedTuple):
         and ``last``."""
         where = self.addresses.get((dtype, writeable, last))
         if where is None:
-            where = task_address(self.tasks[last], self.task_types(dtype, writeable))
+            where = task_address(self.task_of(last), self.task_types(dtype, writeable))
             self.addresses[(dtype, writeable, last)] = where
         return where
+
+    def entry(self, dtype: np.dtype, writeable: bool) -> Any:
+        """The driver compiled for inputs of ``dtype``, as Python calls it without numba's
+        dispatch on the arguments' types, which the caller must make ``driver_types``.
+        (Dispatch types an array of a new kind in Python, and numba's typing of arrays
+        imports ``numpy.ma``: 14 ms of a first call.)"""
+        found = self.entries.get((dtype, writeable))
+        if found is None:
+            types_ = self.driver_types(dtype, writeable)
+            self.driver.compile(types_)
+            found = self.entries[(dtype, writeable)] = self.driver.overloads[types_].entry_point
+        return found
 
     def driver_address(self, dtype: np.dtype, writeable: bool) -> int:
         """The address of the driver compiled for inputs of ``dtype`` (compiled code
@@ -619,7 +660,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
     }
 
     def kernel(fn, task: str, ndim, parts, ints, extra) -> Kernel:
-        return Kernel(drivers[fn], task, kind, ndim, parts, ints, extra, {})
+        return Kernel(drivers[fn], task, kind, ndim, parts, ints, extra, {}, {})
 
     return Kernels(
         kernel(rows, "rows_task", 2, False, 2, 0),
@@ -640,9 +681,9 @@ def _build(kind: int, parallel: bool) -> Kernels:
 @functools.cache
 def tasks_of(kind: int, last: int) -> dict:
     """The tasks of key kind ``kind`` for ``last`` (a constant of their code, so a first
-    call compiles the search for the first occurrence only, or for the last only),
-    created on first use: all ten sets at import took ``argmax_numba._kernels`` from
-    21-30 to 60-108 ms (``python -X importtime``, an Intel Xeon)."""
+    call compiles the search for the first occurrence only, or for the last only), each
+    made on first use: all ten sets at import took ``argmax_numba._kernels`` from 21-30
+    to 60-108 ms (``python -X importtime``, an Intel Xeon)."""
     return _make_tasks(kind, last)
 
 
