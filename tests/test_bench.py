@@ -5,6 +5,7 @@ These check the harness, not the speed: no timing is asserted.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import subprocess
@@ -183,6 +184,28 @@ def test_subprocess_sections(tmp_path):
     pairs = [w["import"] + w["first"] for w in startup["warm"]]
     assert len(pairs) == 1
     assert startup["warm_above_floor"] == pytest.approx(pairs[0] - startup["numba_floor"])
+
+
+def test_startup_counts_the_median_of_each_layouts_warm_runs(monkeypatch):
+    # The worst layout decides the warm-start target, so a layout's one slow run must not.
+    from argmax_numba import _bench_subproc as sub
+
+    firsts = iter([0.9, 0.05, 1.0, 0.31, 0.05, 0.07])  # cold, warm; then layout 2's
+    monkeypatch.setattr(sub, "WARM_LAYOUT_RUNS", 3)
+    monkeypatch.setattr(
+        sub,
+        "_startup_one",
+        lambda d, layout=None: {"import": 0.3, "first": next(firsts), "from_start": 1.0},
+    )
+    monkeypatch.setattr(sub, "_numba_floor", lambda: contextlib.nullcontext(lambda: 0.4))
+    monkeypatch.setattr(sub, "_wall", lambda args, env=None: 0.2)
+    monkeypatch.setattr(sub.compileall, "compile_dir", lambda *a, **k: True)
+    data, checks = sub.startup_section(cold_runs=1, warm_runs=1, layouts=2)
+    name = sub._layout_name(sub.STARTUP_LAYOUTS[1])
+    assert data["cold_layouts"] == {name: 1.0}
+    assert data["warm_layouts"] == {name: pytest.approx(0.3 + 0.07)}
+    warm_check = [ok for label, ok, _ in checks if label.startswith("warm")]
+    assert warm_check == [True]  # 0.35 and 0.37 s; its first run alone took 0.61 s
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.uint64])
