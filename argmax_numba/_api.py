@@ -16,7 +16,7 @@ from ._ir import VECTOR_BYTES
 from ._kernels import KERNELS, rows_per_task
 from ._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES
 from ._short_rows import is_short
-from ._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, wide_row_span
+from ._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, WIDE_GATHER_BYTES, wide_row_span
 
 __all__ = ["argmax"]
 
@@ -138,9 +138,10 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
 
 ROWS, SHORT, COLS, NARROW, GROUPS, CHUNKS = 0, 1, 2, 3, 4, 5
 # How ``cols`` reads whole blocks narrower than a vector: rows side by side, gathered,
-# rows side by side with the whole block in registers, or gathered where a row is at most
-# SHORT_GATHER_BYTES.
-SIDE, EACH, REGISTERS, EACH_SHORT = 1, 2, 3, 4
+# rows side by side with the whole block in registers, gathered where a row is at most
+# SHORT_GATHER_BYTES, or in pieces of WIDE_GATHER_BYTES where it is longer than
+# GATHER_BYTES up to that, of elements of two bytes or more.
+SIDE, EACH, REGISTERS, EACH_SHORT, EACH_WIDE = 1, 2, 3, 4, 5
 
 
 @register_jitable
@@ -158,8 +159,8 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
     ``(CHUNKS, 0, 0)`` (longer rows of up to CHUNK_ROW_BYTES, not split), ``(COLS,
     block, how)`` (``block`` inner positions to a task; ``block // inner`` whole blocks
     where it spans them, read with rows side by side where ``how`` is SIDE or, the whole
-    block in registers, REGISTERS, gathered a few blocks at a time where it is EACH or
-    EACH_SHORT, and where it is 0, rows of at least a vector) or ``(NARROW, m,
+    block in registers, REGISTERS, gathered a few blocks at a time where it is EACH,
+    EACH_SHORT or EACH_WIDE, and where it is 0, rows of at least a vector) or ``(NARROW, m,
     nsplit)``.
     ``threads`` is 1 for the serial kernels."""
     # (Rows of one whole vector, 8 float64 or int64, are searched faster in groups: 1.3-1.6
@@ -181,8 +182,12 @@ def plan(outer: int, n: int, inner: int, itemsize: int, threads: int) -> tuple[i
             return CHUNKS, 0, 0
         return ROWS, nchunks, 0
     # Blocks gathered a few bytes of a row of each in a vector: as few as hold a row.
-    slot = SHORT_GATHER_BYTES if inner * itemsize <= SHORT_GATHER_BYTES else GATHER_BYTES
-    gathered = EACH_SHORT if slot == SHORT_GATHER_BYTES else EACH
+    row_bytes = inner * itemsize
+    slot, gathered = GATHER_BYTES, EACH
+    if row_bytes <= SHORT_GATHER_BYTES:
+        slot, gathered = SHORT_GATHER_BYTES, EACH_SHORT
+    elif GATHER_BYTES < row_bytes <= WIDE_GATHER_BYTES and itemsize > 1:
+        slot, gathered = WIDE_GATHER_BYTES, EACH_WIDE
     # Rows read side by side: at least a vector's worth (``narrow`` reads whole vectors).
     m = max(-(-VECTOR_BYTES // (inner * itemsize)), LANE_BYTES // (inner * itemsize))
     # Few blocks x[o], whose rows the narrow kernel splits between the cores. Many blocks
@@ -280,7 +285,10 @@ def _choose(
     elif which == CHUNKS:
         kernel, extra = k.chunk_rows, ()
     elif which == COLS:
-        kernels = (k.cols, k.side_cols, k.each_cols, k.block_cols, k.each_short_cols)
+        kernels = (
+            *(k.cols, k.side_cols, k.each_cols, k.block_cols),
+            *(k.each_short_cols, k.each_wide_cols),
+        )
         kernel, extra = kernels[p2], (p1,)
     else:
         kernel, extra = k.narrow, (p1, p2)

@@ -27,6 +27,7 @@ from ._api import (
     COLS,
     EACH,
     EACH_SHORT,
+    EACH_WIDE,
     GROUPS,
     REGISTERS,
     ROWS,
@@ -154,6 +155,7 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         each_k,
         block_k,
         each_short_k,
+        each_wide_k,
     ) = range(len(KERNEL_NAMES))
     itemsize = view_dtype.itemsize
 
@@ -201,6 +203,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
                     run_kernel((x3, o2, last, np.int64(p1)), each_k, kind, parallel, lasts)
                 elif which == COLS and p2 == EACH_SHORT:
                     run_kernel((x3, o2, last, np.int64(p1)), each_short_k, kind, parallel, lasts)
+                elif which == COLS and p2 == EACH_WIDE:
+                    run_kernel((x3, o2, last, np.int64(p1)), each_wide_k, kind, parallel, lasts)
                 elif which == COLS:
                     run_kernel((x3, o2, last, np.int64(p1)), cols_k, kind, parallel, lasts)
                 else:

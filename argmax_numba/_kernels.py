@@ -88,6 +88,7 @@ from ._side_blocks import (
     GATHER_BYTES,
     GATHER_ROWS,
     SHORT_GATHER_BYTES,
+    WIDE_GATHER_BYTES,
     gather_blocks,
     side_block,
 )
@@ -290,7 +291,8 @@ def _make_tasks(kind: int, last: int):
         best = key_vector(inner, x, kind)
         lo, hi = t * per, min(t * per + per, outer)
         # A few blocks at a time, SLOT bytes of a row of each (GATHER_BYTES, or
-        # SHORT_GATHER_BYTES where ``plan`` finds rows that short) in one vector
+        # SHORT_GATHER_BYTES or WIDE_GATHER_BYTES where ``plan`` finds rows that short or
+        # that long) in one vector
         # (``gather_blocks``; in cache, against one column at a time: (65536, 8, 5) int16
         # 24.6 -> 5.3 of the read bound, (21845, 8, 48) int8 11.0 -> 4.4), but not the
         # last block of x, past whose end such a vector could reach.
@@ -438,7 +440,11 @@ def _make_tasks(kind: int, last: int):
         fn.__name__: (fn, fn.__name__, by_column, {}) for fn in (col_task, side_task, block_task)
     }
     # One task per gather width: a first call compiles one of them (0.3 s each).
-    for name, slot in (("each_task", GATHER_BYTES), ("each_short_task", SHORT_GATHER_BYTES)):
+    for name, slot in (
+        ("each_task", GATHER_BYTES),
+        ("each_short_task", SHORT_GATHER_BYTES),
+        ("each_wide_task", WIDE_GATHER_BYTES),
+    ):
         specs[name] = (each_task, name, by_column, {"SLOT": slot})
     for fn in (
         *(rows_task, chunk_rows_task, group_rows_task, short_any_task),
@@ -464,7 +470,7 @@ def _make_tasks(kind: int, last: int):
 
 class _Tasks(dict):
     """The tasks of one key kind and ``last``, by name, each made on first use: a first
-    call needs one of 26, and made all at once they took 4-9 ms of it (numba's
+    call needs one of 27, and made all at once they took 4-9 ms of it (numba's
     dispatchers)."""
 
     def __init__(self, make, names: tuple[str, ...]):
@@ -642,6 +648,7 @@ class Kernels(NamedTuple):
     block_cols: Kernel  # ``side_cols`` for blocks it holds in registers (``REGISTERS``)
     each_cols: Kernel  # ``cols`` for such blocks too short for ``side_cols``
     each_short_cols: Kernel  # ``each_cols`` for blocks of rows of SHORT_GATHER_BYTES
+    each_wide_cols: Kernel  # ``each_cols`` for blocks of rows of WIDE_GATHER_BYTES
 
 
 def _build(kind: int, parallel: bool) -> Kernels:
@@ -675,6 +682,7 @@ def _build(kind: int, parallel: bool) -> Kernels:
         kernel(cols, "block_task", 3, False, 3, 1),
         kernel(cols, "each_task", 3, False, 3, 1),
         kernel(cols, "each_short_task", 3, False, 3, 1),
+        kernel(cols, "each_wide_task", 3, False, 3, 1),
     )
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "GATHER_BYTES",
     "GATHER_ROWS",
     "SHORT_GATHER_BYTES",
+    "WIDE_GATHER_BYTES",
     "gather_blocks",
     "side_block",
     "wide_row_span",
@@ -45,10 +46,18 @@ GATHER_BYTES = 8
 # (1398102, 16, 3) int8 4.7 -> 4.2, (524288, 64, 2) int8 4.7 -> 4.0; rows of 6 bytes in
 # two such gathers, (699051, 16, 3) float16 2.0 -> 3.7).
 SHORT_GATHER_BYTES = 4
+# ... or this many, for rows longer than GATHER_BYTES up to this many bytes of elements of
+# two bytes or more: not gathered but loaded, a whole piece of a row of each of half as
+# many blocks, and put side by side (64 MiB along axis 1, caches flushed, against the
+# read bound: (349526, 16, 3) float32 1.26-1.36 -> 1.15-1.23, (419430, 16, 5) int16
+# 1.35-1.41 -> 1.20, (524288, 8, 2) float64 1.26 -> 1.20, (349525, 8, 6) float16 1.66 ->
+# 1.56, (524288, 8, 4) float32 1.35 -> 1.26; but (349525, 16, 12) int8 2.37 -> 2.47 and,
+# for rows longer than this, in two pieces, (209715, 16, 5) float32 1.22 -> 1.26).
+WIDE_GATHER_BYTES = 16
 # The most rows of a block that ``gather_blocks`` numbers (in at least 16 bits).
 GATHER_ROWS = 2**15 - 1
-# ``gather_blocks`` fetches the blocks this many groups on ahead, a cache line of
-# LINE_BYTES a row.
+# ``gather_blocks`` fetches the blocks this many groups of GATHER_BYTES on ahead (a group
+# of wide pieces holds half as many blocks), a cache line of LINE_BYTES a row.
 GATHER_AHEAD = 2
 LINE_BYTES = 64
 
@@ -157,12 +166,13 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
     C-contiguous ``x[outer, n, inner]`` into ``out[o:, c0:]``.
 
     For blocks of few, short rows, too few to read side by side: the same ``slot`` bytes
-    of a row of every block are gathered into one vector, and the n rows are folded into
-    running maxima and row numbers in registers. A gather may read past the row's end,
-    into the next row, so the caller makes sure that such bytes lie in ``x`` (the last
-    block of ``x`` is not read here unless its rows are whole multiples of ``slot``
-    long), and that ``n`` is at most GATHER_ROWS. ``kind``, ``last`` and ``slot``
-    (GATHER_BYTES or SHORT_GATHER_BYTES; an element, where that is longer) are
+    of a row of every block are gathered into one vector (loaded a block at a time where
+    ``slot`` is WIDE_GATHER_BYTES), and the n rows are folded into running maxima and
+    row numbers in registers. A gather may read past the row's end, into the next row,
+    so the caller makes sure that such bytes lie in ``x`` (the last block of ``x`` is not
+    read here unless its rows are whole multiples of ``slot`` long), and that ``n`` is
+    at most GATHER_ROWS. ``kind``, ``last`` and ``slot`` (GATHER_BYTES,
+    SHORT_GATHER_BYTES or WIDE_GATHER_BYTES; an element, where that is longer) are
     constants.
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 3):
@@ -201,10 +211,12 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
             builder, builder.add(splat(builder, start, count), apart)
         )
         step = splat(builder, row_bytes, count)
-        fnty = ir.FunctionType(sty, [pty, i32, ir.VectorType(ir.IntType(1), count), sty])
-        name = f"llvm.masked.gather.v{count}i{sit.width}.v{count}p0"
-        gather = cgutils.get_or_insert_function(builder.module, fnty, name)
-        every = ir.Constant(ir.VectorType(ir.IntType(1), count), [1] * count)
+        wide = slot_bytes > GATHER_BYTES  # loaded, not gathered
+        if not wide:
+            fnty = ir.FunctionType(sty, [pty, i32, ir.VectorType(ir.IntType(1), count), sty])
+            name = f"llvm.masked.gather.v{count}i{sit.width}.v{count}p0"
+            gather = cgutils.get_or_insert_function(builder.module, fnty, name)
+            every = ir.Constant(ir.VectorType(ir.IntType(1), count), [1] * count)
 
         top_ptr = cgutils.alloca_once_value(
             builder, ir.Constant(vty, lowest_key(kind_value, bits, unsigned))
@@ -216,24 +228,29 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
         # the blocks, read a piece at a time, make as many streams, too short for the
         # hardware's stream detection).
         pieces_before = builder.udiv(builder.mul(args[2], size), ir.Constant(i64, slot_bytes))
+        blocks_ahead = GATHER_AHEAD * VECTOR_BYTES // min(slot_bytes, GATHER_BYTES)
         ahead = builder.add(
             base,
             builder.add(
-                builder.mul(block_bytes, ir.Constant(i64, GATHER_AHEAD * count)),
+                builder.mul(block_bytes, ir.Constant(i64, blocks_ahead)),
                 builder.mul(builder.mul(pieces_before, n), ir.Constant(i64, LINE_BYTES)),
             ),
         )
         with cgutils.for_range_slice(builder, zero, n, one) as (k, _):
             line = builder.add(ahead, builder.mul(k, ir.Constant(i64, LINE_BYTES)))
             prefetch(builder, builder.inttoptr(line, ir.IntType(8).as_pointer()))
-            at = builder.load(address)
-            pointers = builder.inttoptr(at, pty)
-            rows = builder.call(
-                gather, [pointers, ir.Constant(i32, 1), every, ir.Constant(sty, ir.Undefined)]
-            )
+            if wide:
+                first = builder.add(start, builder.mul(k, row_bytes))
+                rows = _side_by_side(builder, first, block_bytes, vty)
+            else:
+                at = builder.load(address)
+                pointers = builder.inttoptr(at, pty)
+                rows = builder.call(
+                    gather, [pointers, ir.Constant(i32, 1), every, ir.Constant(sty, ir.Undefined)]
+                )
+                builder.store(builder.add(at, step), address)
             value = key_ir(builder, builder.bitcast(rows, vty), kind_value)
             fold_lanes(builder, unsigned, last_value, top_ptr, number_ptr, value, k)
-            builder.store(builder.add(at, step), address)
 
         # Lane g * per_block + c holds block o + g's column c0 + c.
         per_block = slot_bytes * 8 // bits
@@ -277,3 +294,22 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+def _side_by_side(builder, first: ir.Value, apart: ir.Value, vty: ir.VectorType) -> ir.Value:
+    """A vector of type ``vty`` made of the WIDE_GATHER_BYTES at the address ``first`` (an
+    i64) and at every ``apart`` bytes on: unaligned loads, put side by side."""
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+    count = VECTOR_BYTES // WIDE_GATHER_BYTES
+    piece = ir.VectorType(vty.element, vty.count // count).as_pointer()
+    parts = []
+    for g in range(count):
+        at = builder.add(first, builder.mul(apart, ir.Constant(i64, g)))
+        parts.append(builder.load(builder.inttoptr(at, piece), align=1))
+    while len(parts) > 1:  # pairs joined, then pairs of those
+        lanes = 2 * parts[0].type.count
+        both = ir.Constant(ir.VectorType(i32, lanes), list(range(lanes)))
+        parts = [
+            builder.shuffle_vector(a, b, both) for a, b in zip(parts[::2], parts[1::2], strict=True)
+        ]
+    return parts[0]

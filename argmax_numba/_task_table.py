@@ -38,12 +38,13 @@ from ._kernels import KERNELS
 
 __all__ = ["BOTH", "KERNEL_NAMES", "TABLE_SYMBOL", "fill", "run_kernel"]
 
-TABLE_SYMBOL = "argmax_numba_task_table_v7"
+TABLE_SYMBOL = "argmax_numba_task_table_v8"
 # The kernels (fields of ``Kernels``) that compiled code runs, and the dtypes of the
 # views they read.
 KERNEL_NAMES = (
     *("rows", "chunk_rows", "group_rows", "row_pieces", "short_any"),
     *("cols", "narrow", "side_cols", "each_cols", "block_cols", "each_short_cols"),
+    "each_wide_cols",
 )
 _VIEWS = tuple(
     np.dtype(t)

@@ -63,6 +63,7 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable, parallel):
         (k.side_cols, (2, 9, 5), (5,)),
         (k.each_cols, (2, 9, 5), (5,)),
         (k.each_short_cols, (2, 9, 2), (2,)),
+        (k.each_wide_cols, (2, 9, 3), (3,)),
         (k.block_cols, (2, 9, 4), (4,)),
     ]
     for kernel, shape, extra in cases:

@@ -266,6 +266,17 @@ def test_blocks_gathered_a_few_bytes_a_row():
     _variants_match(x, 1)
 
 
+def test_blocks_loaded_a_piece_a_row():
+    # Blocks whose rows are longer than GATHER_BYTES up to WIDE_GATHER_BYTES (of elements
+    # of two bytes or more) are loaded a block at a time by a task of their own
+    # (EACH_WIDE), through the float32 specialisation that ``test_matches_reference``
+    # compiles.
+    rng = np.random.default_rng(11)
+    x = random_tensor(np.dtype(np.float32), (50, 6, 3), rng, special=0.2)
+    assert api.plan(50, 6, 3, 4, 1)[2] == api.EACH_WIDE
+    _variants_match(x, 1)
+
+
 def test_compiled_code_reaches_every_kernel():
     # The overload picks a layout's kernel at run time, a branch each; a layout whose
     # branch went missing would run another kernel, with the same results (only slower),

@@ -40,7 +40,7 @@ from argmax_numba._lanes import (
 )
 from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, rows_of_group
 from argmax_numba._short_rows import SHORT_ROW, is_short
-from argmax_numba._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES
+from argmax_numba._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, WIDE_GATHER_BYTES
 
 # Every length with a task of its own (2 to 8, to 12 for 8-bit elements and for 16-bit
 # ones of an even length), around every lane count (8, 16, 32 and 64 elements per 64-byte
@@ -602,6 +602,18 @@ def test_column_blocks_of_whole_vectors(small, monkeypatch):
             assert p1 * inner >= lanes, case
 
 
+def _gathered(row_bytes: int, size: int) -> tuple[int, int]:
+    """How blocks of rows of ``row_bytes`` bytes of elements of ``size`` bytes are
+    gathered, and the bytes of a row of each block in one vector: rows of up to 4 bytes
+    4 at a time; of 9 to 16 bytes of elements of 2 bytes or more, 16 bytes loaded at a
+    time; all others 8 at a time."""
+    if row_bytes <= 4:
+        return api.EACH_SHORT, 4
+    if 8 < row_bytes <= 16 and size > 1:
+        return api.EACH_WIDE, 16
+    return api.EACH, 8
+
+
 def _wide_row_span(dtype: np.dtype) -> int:
     """Wide rows of a block that its lanes number: as many as the elements' signed
     integers hold, minus a sentinel, at most 2**31 - 1."""
@@ -636,8 +648,7 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
                 side = m * inner == lanes or gathers > api.GATHERED_ROWS
                 held = m * inner == lanes and n // m <= _wide_row_span(dtype)  # in registers
                 side_by = api.REGISTERS if held else api.SIDE
-                short = inner * dtype.itemsize <= SHORT_GATHER_BYTES
-                gathered = api.EACH_SHORT if short else api.EACH
+                gathered = _gathered(inner * dtype.itemsize, dtype.itemsize)[0]
                 assert how == (side_by if n // m >= api.SIDE_GROUPS and side else gathered)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
@@ -678,17 +689,19 @@ def test_side_blocks_in_registers(dtype, column_path):
 def test_gathered_blocks(dtype, column_path):
     # Blocks too short to read side by side are read a few at a time, the same
     # GATHER_BYTES of a row of each gathered into one vector (SHORT_GATHER_BYTES, of rows
-    # that short, twice as many blocks): rows of one such piece or several, the last one
+    # that short, twice as many blocks; WIDE_GATHER_BYTES loaded a block at a time, of
+    # rows up to that long, half as many): rows of one such piece or several, the last one
     # partial or not; a whole number of groups of blocks or not, and the last block of the
     # array (past whose end a gather could reach) on its own; more rows than 8-bit row
     # numbers could count (they are 16 bits wide or more).
     size = dtype.itemsize
     piece = GATHER_BYTES // size
     inners = {i for i in (2, 3, piece, piece + 1, 3 * piece - 1, SHORT_GATHER_BYTES // size)}
+    inners |= {WIDE_GATHER_BYTES // size - 1, WIDE_GATHER_BYTES // size}
     rng = np.random.default_rng(18)
     cases = []
     for inner in sorted(i for i in inners if 1 < i < 64 // size):
-        group = 64 // (SHORT_GATHER_BYTES if inner * size <= SHORT_GATHER_BYTES else GATHER_BYTES)
+        group = 64 // _gathered(inner * size, size)[1]
         for n in (2, 3, 9):
             cases += [(outer, n, inner) for outer in (group, group + 1, 5 * group - 3)]
     if size == 1:
@@ -696,12 +709,11 @@ def test_gathered_blocks(dtype, column_path):
     for shape in cases:
         outer, n, inner = shape
         if column_path == "serial":
-            short = inner * size <= SHORT_GATHER_BYTES
-            gathered = api.EACH_SHORT if short else api.EACH
+            gathered, slot = _gathered(inner * size, size)
             _, block, how = api.plan(outer, n, inner, size, 1)
             assert how == gathered, shape
             # A task holds whole groups of blocks, where it holds one.
-            group = 64 // (SHORT_GATHER_BYTES if short else GATHER_BYTES)
+            group = 64 // slot
             assert block // inner < group or block // inner % group == 0, shape
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
