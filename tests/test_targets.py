@@ -34,11 +34,12 @@ CHECK = textwrap.dedent(
     for dtype in (np.float32, np.int8):
         # Rows in groups of one and two registers (int8 rows of 10 dealt out into a
         # vector per column), rows in two passes, columns, blocks of 4 columns with rows
-        # side by side, blocks of 3 rows of 2, gathered, and columns of rows of 300 bytes
-        # or more along axis 1, folded a row at a time.
+        # side by side, blocks of 3 rows of 2, gathered, blocks of 3 rows of 3 (float32:
+        # loaded 16 bytes a row), and columns of rows of 300 bytes or more along axis 1,
+        # folded a row at a time.
         shapes = (
             (1000, 10), (1000, 20), (300, 100), (64, 3000), (300, 64, 4), (300, 3, 2),
-            (40, 50, 300),
+            (300, 3, 3), (40, 50, 300),
         )
         # Rows of 3 and 12 along axis 1 only: rows of a few elements dealt out into a
         # vector per column (int8 rows of 12 too), float32 rows of 12 in groups.
