@@ -222,7 +222,9 @@ STARTUP_LAYOUTS = (
 # Warm runs of each layout after the first, whose median counts: the worst layout decides
 # the target, and single runs of the other layouts took 0.33-0.61 s in one benchmark on
 # the Intel Xeon, where ten runs each of the one at 0.61 s (1048576 along axis 0) and of
-# two others took 0.41-0.45 s (medians).
+# two others took 0.41-0.45 s (medians). In the next, three runs in a row of 512 x 512
+# along axis 0 took 0.59 s (median) where twelve runs of it right after took 0.32 s,
+# as the two others did: the layouts now run in turn.
 WARM_LAYOUT_RUNS = 3
 
 
@@ -262,7 +264,7 @@ def _medians(runs: list[dict]) -> dict:
 def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
     """Import and first-call time in fresh processes, with an empty and a warm numba cache,
     for the first ``layouts`` of ``STARTUP_LAYOUTS`` (after the first: one cold run each,
-    and the median of WARM_LAYOUT_RUNS warm ones).
+    and the median of WARM_LAYOUT_RUNS warm ones, the layouts in turn).
 
     Targets: the cold first call (compilation) <= ``COMPILE_TARGET_S`` for every layout;
     with a warm cache, import + first call <= ``WARM_TARGET_S``. The package's Python
@@ -283,14 +285,21 @@ def startup_section(cold_runs: int, warm_runs: int, layouts: int = 1):
             for _ in range(warm_runs):
                 floors.append(floor_run())
                 warm.append(_startup_one(dirs[-1]))
-        others, others_warm = {}, {}
+        others, caches, again = {}, {}, {}
         for layout in STARTUP_LAYOUTS[1:layouts]:
+            name = _layout_name(layout)
             dirs.append(tempfile.mkdtemp(prefix="argmax-bench-cache-"))
-            others[_layout_name(layout)] = _startup_one(dirs[-1], layout)["first"]
-            again = [_startup_one(dirs[-1], layout) for _ in range(WARM_LAYOUT_RUNS)]
-            others_warm[_layout_name(layout)] = statistics.median(
-                r["import"] + r["first"] for r in again
-            )
+            caches[name] = (dirs[-1], layout)
+            others[name] = _startup_one(*caches[name])["first"]
+            again[name] = []
+        # The layouts in turn, so that a slow spell of the machine falls on several.
+        for _ in range(WARM_LAYOUT_RUNS):
+            for name, runs in again.items():
+                runs.append(_startup_one(*caches[name]))
+        others_warm = {
+            name: statistics.median(r["import"] + r["first"] for r in runs)
+            for name, runs in again.items()
+        }
     except Exception as exc:
         print(f"  failed: {exc}")
         return {"error": str(exc)}, [("startup", False, "child failed")]

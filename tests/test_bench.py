@@ -187,25 +187,34 @@ def test_subprocess_sections(tmp_path):
 
 
 def test_startup_counts_the_median_of_each_layouts_warm_runs(monkeypatch):
-    # The worst layout decides the warm-start target, so a layout's one slow run must not.
+    # The worst layout decides the warm-start target, so a layout's one slow run must not;
+    # the layouts' warm runs take turns, so that a slow spell falls on several of them.
     from argmax_numba import _bench_subproc as sub
 
-    firsts = iter([0.9, 0.05, 1.0, 0.31, 0.05, 0.07])  # cold, warm; then layout 2's
+    main, second, third = sub.STARTUP_LAYOUTS[:3]
+    firsts = {  # each layout's first calls, in the order of its runs: cold, then warm
+        main: iter([0.9, 0.05]),
+        second: iter([1.0, 0.31, 0.05, 0.07]),
+        third: iter([1.1, 0.04, 0.06, 0.30]),
+    }
+    order = []
+
+    def startup_one(cache_dir, layout=main):
+        order.append(layout)
+        return {"import": 0.3, "first": next(firsts[layout]), "from_start": 1.0}
+
     monkeypatch.setattr(sub, "WARM_LAYOUT_RUNS", 3)
-    monkeypatch.setattr(
-        sub,
-        "_startup_one",
-        lambda d, layout=None: {"import": 0.3, "first": next(firsts), "from_start": 1.0},
-    )
+    monkeypatch.setattr(sub, "_startup_one", startup_one)
     monkeypatch.setattr(sub, "_numba_floor", lambda: contextlib.nullcontext(lambda: 0.4))
     monkeypatch.setattr(sub, "_wall", lambda args, env=None: 0.2)
     monkeypatch.setattr(sub.compileall, "compile_dir", lambda *a, **k: True)
-    data, checks = sub.startup_section(cold_runs=1, warm_runs=1, layouts=2)
-    name = sub._layout_name(sub.STARTUP_LAYOUTS[1])
-    assert data["cold_layouts"] == {name: 1.0}
-    assert data["warm_layouts"] == {name: pytest.approx(0.3 + 0.07)}
+    data, checks = sub.startup_section(cold_runs=1, warm_runs=1, layouts=3)
+    assert order == [main, main, second, third, *[second, third] * 3]
+    two, three = sub._layout_name(second), sub._layout_name(third)
+    assert data["cold_layouts"] == {two: 1.0, three: 1.1}
+    assert data["warm_layouts"] == {two: pytest.approx(0.37), three: pytest.approx(0.36)}
     warm_check = [ok for label, ok, _ in checks if label.startswith("warm")]
-    assert warm_check == [True]  # 0.35 and 0.37 s; its first run alone took 0.61 s
+    assert warm_check == [True]  # 0.35-0.37 s; single runs took up to 0.61 s
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.uint64])
