@@ -202,17 +202,17 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
         # The address of block o, and of column c0 in its first row.
         base = builder.add(builder.ptrtoint(x_struct.data, i64), builder.mul(args[1], block_bytes))
         start = builder.add(base, builder.mul(args[2], size))
-        # The rows' addresses in the blocks, then one row on each step.
-        apart = builder.mul(
-            splat(builder, block_bytes, count),
-            ir.Constant(ir.VectorType(i64, count), list(range(count))),
-        )
-        address = cgutils.alloca_once_value(
-            builder, builder.add(splat(builder, start, count), apart)
-        )
-        step = splat(builder, row_bytes, count)
         wide = slot_bytes > GATHER_BYTES  # loaded, not gathered
         if not wide:
+            # The rows' addresses in the blocks, then one row on each step.
+            apart = builder.mul(
+                splat(builder, block_bytes, count),
+                ir.Constant(ir.VectorType(i64, count), list(range(count))),
+            )
+            address = cgutils.alloca_once_value(
+                builder, builder.add(splat(builder, start, count), apart)
+            )
+            step = splat(builder, row_bytes, count)
             fnty = ir.FunctionType(sty, [pty, i32, ir.VectorType(ir.IntType(1), count), sty])
             name = f"llvm.masked.gather.v{count}i{sit.width}.v{count}p0"
             gather = cgutils.get_or_insert_function(builder.module, fnty, name)
