@@ -6,13 +6,13 @@ exactly and is callable both from Python and from ``@numba.njit`` functions.
 
 from __future__ import annotations
 
-from . import _threading
+from .runtime import parallel as _parallel
 
-_threading.configure()
+_parallel.configure()
 
-from . import _jit  # noqa: E402, F401  (registers argmax for numba-compiled callers)
-from ._api import argmax  # noqa: E402
-from ._dtypes import SUPPORTED as SUPPORTED_DTYPES  # noqa: E402
+from . import jit as _jit  # noqa: E402, F401  (registers argmax for numba-compiled callers)
+from .api import argmax  # noqa: E402
+from .dtypes import SUPPORTED as SUPPORTED_DTYPES  # noqa: E402
 
 __all__ = ["SUPPORTED_DTYPES", "argmax"]
 __version__ = "0.1.0"

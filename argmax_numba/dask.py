@@ -26,8 +26,8 @@ import dask.array as da
 import numpy as np
 from dask.array.reductions import arg_reduction
 
-from . import _api
-from ._dtypes import kernel_view
+from . import api as _api
+from .dtypes import kernel_view
 
 __all__ = ["argmax"]
 

@@ -24,7 +24,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from . import _api
+from . import api as _api
 
 __all__ = [
     "ArgMax",

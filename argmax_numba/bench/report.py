@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from ._bench_rows import COMPETITORS, RATIOS, Row
+from .rows import COMPETITORS, RATIOS, Row
 
 __all__ = [
     "TARGETS",

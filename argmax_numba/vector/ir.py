@@ -7,8 +7,8 @@ from llvmlite.binding import get_host_cpu_name, get_process_triple
 from numba.core import cgutils, config
 from numba.core.codegen import get_host_cpu_features
 
-from ._dtypes import KIND_INT
-from ._keys import float_key_ir
+from ..dtypes import KeyKind
+from .keys import float_key_ir
 
 __all__ = [
     "SPLIT_VECTOR",
@@ -97,7 +97,7 @@ def resize(builder: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
 
 def key_ir(builder: ir.IRBuilder, value: ir.Value, kind: int) -> ir.Value:
     """The comparison keys of ``value`` (elements of key kind ``kind``)."""
-    return value if kind == KIND_INT else float_key_ir(builder, value, kind)
+    return value if kind == KeyKind.INT else float_key_ir(builder, value, kind)
 
 
 def _count_zeros(builder: ir.IRBuilder, mask: ir.Value, leading: bool) -> ir.Value:

@@ -16,8 +16,8 @@ from numba import types
 from numba.core import errors
 from numba.extending import intrinsic
 
-from ._arrays import vector_codegen
-from ._dtypes import KIND_BF16, KIND_F16, KIND_F32, KIND_F64, KIND_INT
+from ..dtypes import KeyKind
+from ..runtime.arrays import vector_codegen
 
 __all__ = [
     "INDEX_BITS",
@@ -30,10 +30,10 @@ __all__ = [
 
 # kind -> (bits of +inf, mask of the magnitude bits)
 _FLOAT_BITS = {
-    KIND_F16: (0x7C00, 0x7FFF),
-    KIND_BF16: (0x7F80, 0x7FFF),
-    KIND_F32: (0x7F800000, 0x7FFFFFFF),
-    KIND_F64: (0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF),
+    KeyKind.F16: (0x7C00, 0x7FFF),
+    KeyKind.BF16: (0x7F80, 0x7FFF),
+    KeyKind.F32: (0x7F800000, 0x7FFFFFFF),
+    KeyKind.F64: (0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF),
 }
 
 
@@ -59,7 +59,7 @@ def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
 
 def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
     """The least key of ``bits``-wide elements: of -inf for floats, of the least integer."""
-    if kind != KIND_INT:
+    if kind != KeyKind.INT:
         return -_FLOAT_BITS[kind][0]
     return 0 if unsigned else -(1 << (bits - 1))
 
@@ -74,7 +74,7 @@ def key(typingctx, value, kind):
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("key(): kind must be a compile-time constant")
     kind_value, value = kind.literal_value, types.unliteral(value)
-    if kind_value == KIND_INT:
+    if kind_value == KeyKind.INT:
         if not isinstance(value, types.Integer):
             raise errors.TypingError("key(): integer keys come from integers")
         return value(value, kind), lambda context, builder, sig, args: args[0]
@@ -100,7 +100,7 @@ def key_vector(typingctx, size, like, kind):
     """An uninitialised vector for ``size`` keys of elements like ``like``'s."""
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("key_vector(): kind must be a compile-time constant")
-    item = like.dtype if kind.literal_value == KIND_INT else _signed_of(like)
+    item = like.dtype if kind.literal_value == KeyKind.INT else _signed_of(like)
     return types.Array(item, 1, "C")(size, like, kind), vector_codegen(item)
 
 

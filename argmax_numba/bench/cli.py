@@ -27,7 +27,7 @@ import platform
 import sys
 from dataclasses import dataclass
 
-from ._bench_subproc import STARTUP_LAYOUTS
+from .subproc import STARTUP_LAYOUTS
 
 __all__ = ["main"]
 
@@ -76,7 +76,7 @@ def _csv(text: str | None) -> list[str] | None:
 
 def parse_args(argv=None) -> argparse.Namespace:
     """The command line (see ``--help``)."""
-    from ._bench_cases import DTYPES, KINDS
+    from .cases import DTYPES, KINDS
 
     p = argparse.ArgumentParser(
         prog="python -m argmax_numba.bench",
@@ -132,7 +132,7 @@ def _meta(settings: Settings) -> dict:
     import numba
     import numpy as np
 
-    from ._bench_ort import ort_version
+    from .ort import ort_version
 
     return {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -153,10 +153,10 @@ def _meta(settings: Settings) -> dict:
 def run_table(args, settings: Settings, argmax) -> tuple[list, int]:
     """Measure and print every selected case, holding one input array at a time; returns
     the rows and the bytes read to flush the caches before each sample (0: no flush)."""
-    from ._bench_cases import build_cases, group_by_input, make_input
-    from ._bench_read import FLUSH_FROM_BYTES, cache_flusher
-    from ._bench_report import table_header, table_row
-    from ._bench_rows import measure
+    from .cases import build_cases, group_by_input, make_input
+    from .read import FLUSH_FROM_BYTES, cache_flusher
+    from .report import table_header, table_row
+    from .rows import measure
 
     cases = build_cases(settings.large_bytes, args.dtypes, args.kinds)
     flush, size = None, 0
@@ -179,8 +179,8 @@ def run_table(args, settings: Settings, argmax) -> tuple[list, int]:
 
 def run_sections(args, settings: Settings, argmax) -> tuple[dict, list]:
     """The optional sections that are switched on; their data and target checks."""
-    from ._bench_sections import dask_section, njit_section
-    from ._bench_subproc import memory_section, startup_section
+    from .sections import dask_section, njit_section
+    from .subproc import memory_section, startup_section
 
     data, checks = {}, []
     runs = {
@@ -219,7 +219,7 @@ def main(argv=None) -> int:
     meta["cache_flush_mib"] = flushed / MIB
     sections, checks = run_sections(args, settings, argmax)
 
-    from ._bench_report import markdown_table, summary_lines, write_json, write_plot
+    from .report import markdown_table, summary_lines, write_json, write_plot
 
     if args.markdown:
         print("\n" + markdown_table(rows))
@@ -232,7 +232,3 @@ def main(argv=None) -> int:
         write_json(args.json, meta, rows, sections, summary)
         print(f"raw numbers written to {args.json}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

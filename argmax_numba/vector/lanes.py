@@ -24,8 +24,8 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-from ._dtypes import KIND_INT
-from ._ir import (
+from ..dtypes import KeyKind
+from .ir import (
     SPLIT_VECTOR,
     VECTOR_BYTES,
     equal_to,
@@ -38,7 +38,7 @@ from ._ir import (
     resize,
     splat,
 )
-from ._keys import lowest_key
+from .keys import lowest_key
 
 __all__ = [
     "BLOCK_CHUNKS",
@@ -171,7 +171,7 @@ def constants_of(name: str, x, kind, last) -> tuple[int, int, int, int, bool]:
     if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
         raise errors.TypingError(f"{name}(): kind and last must be constants")
     kind_value = kind.literal_value
-    unsigned = kind_value == KIND_INT and not x.dtype.signed
+    unsigned = kind_value == KeyKind.INT and not x.dtype.signed
     return kind_value, last.literal_value, x.dtype.bitwidth, lanes_of(x), unsigned
 
 
@@ -345,7 +345,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
     kind_value, last_value, bits, lanes, unsigned = constants_of("lane_argmax", x, kind, last)
     if not (isinstance(floor, types.Integer) and floor.bitwidth == bits):
         raise errors.TypingError(f"lane_argmax(): floor must be a {bits}-bit key")
-    key_type = x.dtype if kind_value == KIND_INT else getattr(types, f"int{bits}")
+    key_type = x.dtype if kind_value == KeyKind.INT else getattr(types, f"int{bits}")
     signature = types.Tuple((key_type, types.int64))(x, start, length, kind, last, floor)
 
     def codegen(context, builder, sig, args):
@@ -359,7 +359,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
 
         # Pass 1: the maximum key, with no positions to carry: running extremes of the
         # chunks in every lane, one instruction each per chunk.
-        if kind_value == KIND_INT:
+        if kind_value == KeyKind.INT:
             low = lowest_key(kind_value, bits, unsigned)
             extremes = [("umax" if unsigned else "smax", low)]
         else:
@@ -421,7 +421,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
 
         slots = builder.add(run.full, builder.zext(run.has_tail, i64))  # chunks and tail
         nblocks = builder.udiv(builder.add(slots, ir.Constant(i64, BLOCK_CHUNKS - 1)), size)
-        if kind_value == KIND_INT:
+        if kind_value == KeyKind.INT:
             first_pass((0,))
         else:
             # Where the floor's key is above zero's (or equal to it, for the first
@@ -443,7 +443,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
             reduce(builder, op, builder.load(ptr))
             for (op, _), ptr in zip(extremes, running, strict=True)
         ]
-        if kind_value == KIND_INT:
+        if kind_value == KeyKind.INT:
             top = reduced[0]
         else:
             inf_bits = -lowest_key(kind_value, bits, False)
@@ -456,7 +456,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
         def block_keys(b):
             # Each lane's maximum key in block ``b``, from its extremes as for ``top``.
             extremes_b = [builder.load(builder.gep(mark, [b])) for mark in marks]
-            if kind_value == KIND_INT:
+            if kind_value == KeyKind.INT:
                 return extremes_b[0]
             return _float_top(builder, *extremes_b, inf_bits)
 
@@ -477,7 +477,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
 
         cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
         with builder.if_then(cmp(">=" if last_value else ">", top, floor_key)):
-            if kind_value == KIND_INT:
+            if kind_value == KeyKind.INT:
                 search(lanes_equal_to(top))
             else:
                 # Every key but that of zero (+0.0 and -0.0) and that of NaN (every NaN)

@@ -14,8 +14,8 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-from ._dtypes import KIND_INT
-from ._ir import (
+from ..dtypes import KeyKind
+from .ir import (
     VECTOR_BYTES,
     equal_to,
     key_ir,
@@ -26,8 +26,8 @@ from ._ir import (
     splat,
     vector_at,
 )
-from ._keys import lowest_key
-from ._lanes import constants_of, int64_constant, lanes_of
+from .keys import lowest_key
+from .lanes import constants_of, int64_constant, lanes_of
 
 __all__ = [
     "CHUNK_ROW_BYTES",
@@ -96,7 +96,7 @@ def rows_of_group(kind: int, wide: int, lanes: int) -> int:
     float64 0.88-0.95 of the time, of 32 float32 0.91, of 40 and 64 float16 0.93, of
     17-24 float32 0.99-1.02; Intel Xeon. Folded and read again to be compared, as integer
     rows are, they had taken 1.04-1.07 for rows of 17-24 float32.)"""
-    return min(lanes, INT_GROUP_ROWS) if kind == KIND_INT else lanes
+    return min(lanes, INT_GROUP_ROWS) if kind == KeyKind.INT else lanes
 
 
 @intrinsic(prefer_literal=True)
@@ -139,9 +139,9 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
     part = lanes_of(x)  # lanes of a vector
     halves = wide.literal_value
     lanes = halves * part  # lanes of a row's vector
-    again = kind_value == KIND_INT
+    again = kind_value == KeyKind.INT
     count = rows_of_group(kind_value, halves, part)
-    unsigned = kind_value == KIND_INT and not x.dtype.signed
+    unsigned = kind_value == KeyKind.INT and not x.dtype.signed
     signature = types.none(x, o, out, kind, last, wide)
 
     def codegen(context, builder, sig, args):

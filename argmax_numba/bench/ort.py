@@ -69,7 +69,7 @@ def inserted_cast(dtype_name: str) -> bool:
     saving the optimized graph of a tiny model and looking for the node)."""
     import onnx
 
-    from ._bench_cases import DTYPES
+    from .cases import DTYPES
 
     ort = _ort()
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,11 +22,11 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic, register_jitable
+from numba.extending import intrinsic
 
-from ._ir import VECTOR_BYTES, key_ir, lane_of, masked_store, prefetch, resize, splat, vector_at
-from ._keys import lowest_key
-from ._lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
+from .ir import VECTOR_BYTES, key_ir, lane_of, masked_store, prefetch, resize, splat, vector_at
+from .keys import lowest_key
+from .lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
 
 __all__ = [
     "GATHER_BYTES",
@@ -35,7 +35,6 @@ __all__ = [
     "WIDE_GATHER_BYTES",
     "gather_blocks",
     "side_block",
-    "wide_row_span",
 ]
 
 # ``gather_blocks`` reads this many bytes of each row of a block at once for as many
@@ -62,14 +61,6 @@ GATHER_AHEAD = 2
 LINE_BYTES = 64
 
 
-@register_jitable
-def wide_row_span(itemsize: int) -> int:
-    """How many wide rows ``side_block`` numbers in lanes of ``itemsize`` bytes: as many
-    as signed integers that wide hold, minus a sentinel (capped at 2**31 - 1, so that
-    row numbers times the rows of a wide row cannot overflow int64)."""
-    return (1 << (8 * itemsize - 1)) - 1 if itemsize < 4 else (1 << 31) - 1
-
-
 @intrinsic(prefer_literal=True)
 def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
     """Fold ``rows`` wide rows of the C-contiguous ``x``, one vector each, from flat index
@@ -78,8 +69,9 @@ def side_block(typingctx, x, first, rows, inner, best, at, kind, last):
 
     A wide row holds ``m = lane_count(x) // inner`` consecutive rows of ``inner``
     elements; ``inner`` must be a power of two below ``lane_count(x)``, and ``rows`` at
-    most ``wide_row_span(x.itemsize)``, so that wide-row numbers fit the lanes. Ties go to the first
-    row (``last`` = 1: the last). ``kind`` and ``last`` are constants.
+    most ``planning.wide_row_span(x.itemsize)``, so that wide-row numbers fit the lanes.
+    Ties go to the first row (``last`` = 1: the last). ``kind`` and ``last`` are
+    constants.
     """
     for name, array in (("x", x), ("best", best), ("at", at)):
         if not (isinstance(array, types.Array) and array.layout == "C"):

@@ -28,19 +28,25 @@ from numba.core.runtime import rtsys
 
 __all__ = ["PACKAGE", "enable", "source_stamp"]
 
-PACKAGE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Folders of the package whose modules compiled code is never made of.
+_NOT_COMPILED = ("bench", "__pycache__")
 
 
 @functools.cache
 def source_stamp() -> str | None:
-    """A hash of the package's modules, or None where they are not plain files."""
+    """A hash of the package's modules (but the benchmark's), or None where they are not
+    plain files."""
     digest = hashlib.sha256()
     try:
-        names = sorted(os.listdir(PACKAGE))
-        for name in names:
-            if name.endswith(".py") and not name.startswith(("bench", "_bench")):
-                with open(os.path.join(PACKAGE, name), "rb") as f:
-                    digest.update(name.encode() + b"\0" + f.read())
+        for folder, subfolders, files in os.walk(PACKAGE):
+            subfolders[:] = sorted(d for d in subfolders if d not in _NOT_COMPILED)
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    with open(path, "rb") as f:
+                        relative = os.path.relpath(path, PACKAGE).encode()
+                        digest.update(relative + b"\0" + f.read())
     except OSError:
         return None
     return digest.hexdigest()

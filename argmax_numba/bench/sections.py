@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._bench_cases import cube_shape
-from ._bench_timing import median, round_robin
+from .cases import cube_shape
+from .timing import median, round_robin
 
 __all__ = ["dask_section", "njit_section"]
 
@@ -96,7 +96,7 @@ def _dask_modules():
     except ImportError as exc:
         return None, f"dask is not importable ({exc})"
     try:
-        from . import dask as ours
+        from .. import dask as ours
     except ImportError as exc:
         return None, f"argmax_numba.dask is not importable ({exc})"
     return (da, ours), ""

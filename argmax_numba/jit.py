@@ -19,28 +19,13 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic, overload, register_jitable
-from numba.np.numpy_support import as_dtype
-from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from ._api import (
-    CHUNKS,
-    COLS,
-    EACH,
-    EACH_SHORT,
-    EACH_WIDE,
-    GROUPS,
-    REGISTERS,
-    ROWS,
-    SHORT,
-    SIDE,
-    argmax,
-    plan,
-    serial,
-)
-from ._arrays import c_view
-from ._calls import thread_count
-from ._dtypes import kernel_view
-from ._task_table import BOTH, KERNEL_NAMES, run_kernel
+from .api import argmax
+from .dtypes import kernel_view
+from .planning import plan, serial
+from .runtime.arrays import as_dtype, c_view, to_fixed_tuple
+from .runtime.calls import thread_count
+from .runtime.table import BOTH, run_plan
 
 __all__: list[str] = []
 
@@ -142,22 +127,8 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
-    # Drivers and tasks are called through their addresses (see ``_task_table``).
-    (
-        rows_k,
-        chunks_k,
-        groups_k,
-        pieces_k,
-        short_k,
-        cols_k,
-        narrow_k,
-        side_k,
-        each_k,
-        block_k,
-        each_short_k,
-        each_wide_k,
-    ) = range(len(KERNEL_NAMES))
     itemsize = view_dtype.itemsize
+    kind = int(kind)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
         ax = axis + ndim if axis < 0 else axis
@@ -179,37 +150,13 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
         if outer * inner > 0:
             view = np.ascontiguousarray(data).view(view_type)
             parallel = not serial(outer, n, inner, itemsize)
-            threads = thread_count() if parallel else 1
-            which, p1, p2 = plan(outer, n, inner, itemsize, threads)
-            if which == ROWS or which == SHORT or which == GROUPS or which == CHUNKS:
-                x2 = c_view(view, 0, (outer, n))
-                if which == SHORT:
-                    run_kernel((x2, out, last), short_k, kind, parallel, lasts)
-                elif which == GROUPS:
-                    run_kernel((x2, out, last), groups_k, kind, parallel, lasts)
-                elif which == CHUNKS:
-                    run_kernel((x2, out, last), chunks_k, kind, parallel, lasts)
-                elif p1 > 1:  # rows split between the cores (only planned where parallel)
-                    run_kernel((x2, out, last, np.int64(p1)), pieces_k, kind, parallel, lasts)
-                else:
-                    run_kernel((x2, out, last), rows_k, kind, parallel, lasts)
+            chosen = plan(outer, n, inner, itemsize, thread_count() if parallel else 1)
+            if inner == 1:  # ``plan`` chose a row kernel
+                args = (c_view(view, 0, (outer, n)), out, last)
+                run_plan(args, chosen, kind, parallel, lasts)
             else:
                 x3, o2 = c_view(view, 0, (outer, n, inner)), c_view(out, 0, (outer, inner))
-                if which == COLS and p2 == REGISTERS:
-                    run_kernel((x3, o2, last, np.int64(p1)), block_k, kind, parallel, lasts)
-                elif which == COLS and p2 == SIDE:
-                    run_kernel((x3, o2, last, np.int64(p1)), side_k, kind, parallel, lasts)
-                elif which == COLS and p2 == EACH:
-                    run_kernel((x3, o2, last, np.int64(p1)), each_k, kind, parallel, lasts)
-                elif which == COLS and p2 == EACH_SHORT:
-                    run_kernel((x3, o2, last, np.int64(p1)), each_short_k, kind, parallel, lasts)
-                elif which == COLS and p2 == EACH_WIDE:
-                    run_kernel((x3, o2, last, np.int64(p1)), each_wide_k, kind, parallel, lasts)
-                elif which == COLS:
-                    run_kernel((x3, o2, last, np.int64(p1)), cols_k, kind, parallel, lasts)
-                else:
-                    args = (x3, o2, last, np.int64(p1), np.int64(p2))
-                    run_kernel(args, narrow_k, kind, parallel, lasts)
+                run_plan((x3, o2, last), chosen, kind, parallel, lasts)
         dims = np.empty(out_ndim, np.int64)
         j = 0
         for i in range(ndim):

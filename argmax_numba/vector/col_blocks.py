@@ -16,9 +16,9 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-from ._ir import masked_load, masked_store, splat
-from ._keys import lowest_key
-from ._lanes import FOLD_ROWS, emit_rows_fold, fold_rows, fold_spec
+from .ir import masked_load, masked_store, splat
+from .keys import lowest_key
+from .lanes import FOLD_ROWS, emit_rows_fold, fold_rows, fold_spec
 
 __all__ = ["fold_block"]
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic, register_jitable
+from numba.extending import intrinsic
 
-from ._ir import VECTOR_BYTES, key_ir
-from ._lanes import constants_of, int64_constant, lanes_of
+from .ir import key_ir
+from .lanes import constants_of, int64_constant, lanes_of
 
-__all__ = ["BYTE_ROW", "SHORT_ROW", "is_short", "short_group_argmax", "short_group_rows"]
+__all__ = ["BYTE_ROW", "SHORT_ROW", "short_group_argmax", "short_group_rows"]
 
 # The longest rows that are searched so ...
 SHORT_ROW = 8
@@ -33,18 +33,6 @@ SHORT_ROW = 8
 # rows of 14 even, of 16 faster in groups). Rows of 8-bit elements in groups also
 # compiled in 1.2 s against 0.2 s.
 BYTE_ROW = 12
-
-
-@register_jitable
-def is_short(n: int, itemsize: int) -> bool:
-    """Whether rows of ``n`` elements of ``itemsize`` bytes are searched by
-    ``short_group_argmax`` (rows of one whole vector, 8 float64 or int64, are searched
-    faster in groups)."""
-    if n < 2 or n * itemsize >= VECTOR_BYTES:
-        return False
-    if itemsize == 1 or (itemsize == 2 and n % 2 == 0):
-        return n <= BYTE_ROW
-    return n <= SHORT_ROW
 
 
 def _paired(bits: int, n: int) -> bool:

@@ -13,8 +13,10 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
+from numba.np.numpy_support import as_dtype
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
-__all__ = ["c_view", "empty", "vector_codegen"]
+__all__ = ["as_dtype", "c_view", "empty", "to_fixed_tuple", "vector_codegen"]
 
 
 def populate_array(array, **fields) -> None:

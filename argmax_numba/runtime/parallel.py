@@ -1,30 +1,55 @@
-"""The loops with which a driver runs its tasks: serially, or split between numba's threads.
+"""numba's threads: which threading layer runs them, and the loops with which a driver
+runs its tasks, serially or split between them.
 
-The parallel loop calls the threading layer's ``parallel_for`` itself, the function
+The threading layer, and what to do after ``fork()``:
+numba's default layer on Linux is GNU OpenMP, which aborts a child process forked
+after the parent has used it ("fork() called from a process already using GNU
+OpenMP") -- exactly what multiprocessing and process pools do. The TBB layer is safe
+with both threads and fork, but pip installs ``libtbb`` where the dynamic loader does
+not look, so numba reports it unavailable. This module loads it from the ``tbb``
+distribution's own files and selects it, unless the user chose a layer through
+``NUMBA_THREADING_LAYER`` or numba's threads are already running.
+
+Where TBB still cannot be had, the wrapper falls back to the serial kernels in a
+child forked after the parent ran parallel code under OpenMP, and serialises calls
+under the ``workqueue`` layer, which is not thread-safe.
+
+The task loops: the parallel loop calls the threading layer's ``parallel_for`` itself, the function
 that numba's own parallel loops (``prange``) end in, with a small kernel of its own
 that runs a range of tasks. A ``prange`` loop costs its function's first compile far
-more than the loop: numba's parallel passes and a second function for the loop body,
-0.36-0.46 s for a loop of one line on an Intel Xeon (Emerald Rapids). Here the loop is
-plain code and the driver a serial function: with an empty cache, the parallel drivers
-compiled in 0.20-0.52 s against 0.45-0.75 s with ``prange`` (medians of 3, alternating),
-and the calls took as long (within 2%). The tasks are split as ``prange`` splits its
-loop: into one range of consecutive tasks per thread.
+more than the loop: numba's parallel passes and a second function for the loop body.
+Here the loop is plain code and the driver a serial function, which compiles in about
+half the time, and the calls take as long (docs/performance.md, "Parallel loop over the
+threading layer instead of prange"). The tasks are split as ``prange`` splits its loop:
+into one range of consecutive tasks per thread.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import sys
+import threading
 from contextlib import contextmanager
+from importlib import metadata
 
+import numba
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
+from numba.np.ufunc import parallel as _numba_parallel
 from numba.np.ufunc.parallel import _launch_threads
 
-from ._calls import native_call, native_status, thread_count_ir
+from .calls import native_call, native_status, thread_count_ir
 
-__all__ = ["parallel_tasks", "serial_tasks"]
+__all__ = [
+    "configure",
+    "layer_lock",
+    "parallel_allowed",
+    "parallel_tasks",
+    "serial_tasks",
+]
 
 _I8P = ir.IntType(8).as_pointer()
 _I64 = ir.IntType(64)
@@ -186,3 +211,69 @@ def _kernel(context, module, shared, arg_types: tuple, count_head: int) -> ir.Fu
                 builder.store(_FLAG(1), cgutils.gep_inbounds(builder, shared_ptr, 0, _FAILED))
     builder.ret_void()
     return fn
+
+
+# --- the threading layer ---------------------------------------------------------------
+_state = {"forked_after_omp": False}
+_lock = threading.Lock()
+
+
+def _tbb_library() -> str | None:
+    """Path of ``libtbb.so.12`` as installed by the ``tbb`` distribution, if any."""
+    try:
+        files = metadata.files("tbb") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for f in files:
+        if f.name.startswith("libtbb.so.12"):
+            path = str(f.locate())
+            if os.path.exists(path):
+                return path
+    return None
+
+
+def _load_tbb() -> bool:
+    try:
+        from numba.np.ufunc import tbbpool
+
+        return True
+    except ImportError:
+        pass
+    path = _tbb_library()
+    if path is None:
+        return False
+    try:
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        from numba.np.ufunc import tbbpool  # noqa: F401
+    except (OSError, ImportError):
+        return False
+    return True
+
+
+def _launched_layer() -> str | None:
+    if not _numba_parallel._is_initialized:
+        return None
+    return numba.threading_layer()
+
+
+def _after_fork_in_child() -> None:
+    if _launched_layer() == "omp":
+        _state["forked_after_omp"] = True
+
+
+def configure() -> None:
+    """Select TBB where the user has not chosen a layer and threads are not yet running."""
+    if "NUMBA_THREADING_LAYER" not in os.environ and _launched_layer() is None:
+        if numba.config.THREADING_LAYER == "default" and _load_tbb():
+            numba.config.THREADING_LAYER = "tbb"
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def parallel_allowed() -> bool:
+    """False in a child forked after its parent ran OpenMP threads."""
+    return not _state["forked_after_omp"]
+
+
+def layer_lock() -> threading.Lock | None:
+    """A lock to hold around parallel calls where the layer is not thread-safe."""
+    return _lock if _launched_layer() in (None, "workqueue") else None

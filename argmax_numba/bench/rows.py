@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._bench_cases import Case
-from ._bench_ort import OrtCompetitor
-from ._bench_read import flat_unsigned, pass_bound, read_bound, write_bound
-from ._bench_timing import calls_per_sample, median, round_robin
+from .cases import Case
+from .ort import OrtCompetitor
+from .read import flat_unsigned, pass_bound, read_bound, write_bound
+from .timing import calls_per_sample, median, round_robin
 
 __all__ = ["COMPETITORS", "RATIOS", "Row", "measure"]
 

@@ -1,0 +1,267 @@
+"""``argmax``: validate, bring the reduced axis into a canonical layout, dispatch."""
+
+from __future__ import annotations
+
+import operator
+from math import prod
+from typing import Any, NamedTuple
+
+import numba
+import numpy as np
+
+from . import planning
+from .dtypes import KINDS as _KINDS
+from .dtypes import kernel_view
+from .kernels.registry import KERNELS
+from .planning import plan, serial
+from .runtime import parallel as _parallel
+
+__all__ = ["argmax"]
+
+# numpy 1.25 moved AxisError to numpy.exceptions.
+AxisError = getattr(np, "exceptions", np).AxisError
+
+
+class Call(NamedTuple):
+    """A driver chosen for an input (``_choose``) and how to call it."""
+
+    entry: Any  # the driver's compiled entry point (``KernelCode.entry``)
+    in_shape: tuple[int, ...]  # the input as the driver takes it
+    out_shape: tuple[int, ...]  # the output as the driver writes it
+    extra: tuple[int, ...]  # the driver's arguments after ``last``; the task's address last
+
+
+class RememberedCall(NamedTuple):
+    """What a call on a small, aligned, writeable C-contiguous input runs (``_PLANS``)."""
+
+    entry: Any
+    view_dtype: np.dtype | None  # the dtype the driver reads the input as; None: its own
+    in_shape: tuple[int, ...] | None  # None: the input's own shape
+    out_shape: tuple[int, ...]
+    extra: tuple[int, ...]
+    result_shape: tuple[int, ...] | None  # None: ``out_shape``
+
+
+# (shape, dtype, axis, keepdims, select_last_index) -> the call that such an input runs.
+# Repeated small calls (a classifier's logits, a decoding loop) then cost little more
+# than the kernel call.
+_PLANS: dict[tuple, RememberedCall] = {}
+# At most this many, all dropped when full (_MAX_PLANS in docs/performance.md).
+_MAX_PLANS = 4096
+# (driver, dtype) -> whether the driver takes inputs of that dtype without a view
+# (``_entry``).
+_ENTRIES: dict[tuple, bool] = {}
+# np.empty takes a dtype faster than a type.
+_INT64 = np.dtype(np.int64)
+
+
+def _flag(value, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"argmax: {name} must be 0, 1 or a bool, not {type(value).__name__}"
+        ) from None
+    if v not in (0, 1):
+        raise ValueError(f"argmax: {name} must be 0 or 1, got {v}")
+    return v
+
+
+def _axis(axis, ndim: int) -> int:
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError("argmax: axis must be an integer, not bool")
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"argmax: axis must be an integer, not {type(axis).__name__}") from None
+    if not -ndim <= a < ndim:
+        raise AxisError(
+            f"argmax: axis {a} is out of range for a tensor of rank {ndim}; "
+            f"valid axes are [{-ndim}, {ndim - 1}]"
+        )
+    return a + ndim if a < 0 else a
+
+
+def _native(x: np.ndarray) -> np.ndarray:
+    """``x`` in native byte order and aligned memory, copied only if it is not."""
+    if x.dtype.isnative and x.flags.aligned:
+        return x
+    return x.astype(x.dtype.newbyteorder("="), order="C")  # a new array: aligned
+
+
+def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
+    """An axis order in which ``x`` is C-contiguous, if there is one (no copy needed)."""
+    if x.flags.c_contiguous:
+        return tuple(range(x.ndim))
+    if x.flags.f_contiguous:
+        return tuple(range(x.ndim - 1, -1, -1))
+    ones = [a for a in range(x.ndim) if x.shape[a] == 1]
+    rest = sorted((a for a in range(x.ndim) if x.shape[a] != 1), key=lambda a: -x.strides[a])
+    order = tuple(ones + rest)
+    return order if x.transpose(order).flags.c_contiguous else None
+
+
+def _choose(
+    kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool, last: int
+) -> Call:
+    """The driver that ``planning.plan`` chooses for ``view`` seen as ``(outer, n,
+    inner)``, and how to call it."""
+    threads = numba.get_num_threads() if parallel else 1
+    chosen = plan(outer, n, inner, view.itemsize, threads)
+    code = KERNELS[(kind, parallel)].for_python(chosen.kernel, n)
+    writeable = view.flags.writeable
+    extra = (*code.extra_args(chosen), code.address(view.dtype, writeable, last))
+    entry = code.entry(view.dtype, writeable)
+    if code.ndim == 2:
+        return Call(entry, (outer, n), (outer,), extra)
+    return Call(entry, (outer, n, inner), (outer, inner), extra)
+
+
+def _run(
+    kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
+) -> Call | None:
+    """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
+    the flat int64 ``out`` of ``outer * inner`` elements. Returns the call where it ran a
+    serial kernel (a plan to remember), else None."""
+    parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
+    call = _choose(kind, view, outer, n, inner, parallel, last)
+    args = (view.reshape(call.in_shape), out.reshape(call.out_shape), last, *call.extra)
+    lock = _parallel.layer_lock() if parallel else None
+    if lock is None:
+        call.entry(*args)
+    else:
+        with lock:
+            call.entry(*args)
+    return None if parallel else call
+
+
+def _takes_own_dtype(x: np.ndarray, view: np.ndarray, call: Call, last: int) -> bool:
+    """Whether ``call``'s driver takes ``x`` itself where ``view`` is a view of it as
+    another dtype. A driver checks an array's item size, not its dtype, so it can read a
+    float16 or bfloat16 input as the int16 array it was compiled for, without the view.
+    (Drivers are called without numba's dispatch on types, which the checks before a
+    remembered call is used make safe.) Found once for each driver and dtype."""
+    if view.dtype is x.dtype:
+        return False
+    key = (call.entry, x.dtype)
+    own = _ENTRIES.get(key)
+    if own is None:
+        try:
+            out = np.empty(call.out_shape, np.int64)
+            call.entry(x.reshape(call.in_shape), out, last, *call.extra)
+            own = True
+        except TypeError:
+            own = False
+        _ENTRIES[key] = own
+    return own
+
+
+def _remember(x, axis, keep, last, view, call: Call, result_shape) -> None:
+    """Keep a serial call for later calls on inputs of the same kind."""
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    own = _takes_own_dtype(x, view, call, last)
+    _PLANS[(x.shape, x.dtype, axis, keep, last)] = RememberedCall(
+        call.entry,
+        None if view.dtype is x.dtype or own else view.dtype,
+        None if call.in_shape == x.shape else call.in_shape,
+        call.out_shape,
+        call.extra,
+        None if result_shape == call.out_shape else result_shape,
+    )
+
+
+def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> np.ndarray:
+    """Indices of the maximum along ``axis``, with the semantics of ONNX ArgMax-12/13.
+
+    Parameters
+    ----------
+    data
+        Array-like of a type ArgMax accepts: float64, float32, float16, bfloat16
+        (``ml_dtypes.bfloat16``), or a signed or unsigned integer of 8 to 64 bits.
+    axis
+        The reduced axis, in ``[-r, r-1]`` for a rank-``r`` input. ONNX's default, 0.
+    keepdims
+        1 (default) keeps the reduced axis with size 1; 0 drops it.
+    select_last_index
+        1 picks the last occurrence of the maximum, 0 (default) the first.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new int64 array. NaN counts as the largest value and ``-0.0 == +0.0``.
+
+    Also callable from ``@numba.njit`` code, with ``keepdims`` given as a constant.
+    """
+    x = data if type(data) is np.ndarray else np.asarray(data)
+    if type(axis) is int and type(keepdims) is int and type(select_last_index) is int:
+        small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index))
+        if small is not None:
+            if x.flags.carray:  # C-contiguous, aligned and writeable, one lookup (70 ns less)
+                fn, view_dtype, in_shape, out_shape, extra, result_shape = small
+                view = x if view_dtype is None else x.view(view_dtype)
+                out = np.empty(out_shape, _INT64)
+                fn(
+                    view if in_shape is None else view.reshape(in_shape),
+                    out,
+                    select_last_index,
+                    *extra,
+                )
+                return out if result_shape is None else out.reshape(result_shape)
+    shape = x.shape
+    keep = keepdims if type(keepdims) is int and 0 <= keepdims <= 1 else _flag(keepdims, "keepdims")
+    last = (
+        select_last_index
+        if type(select_last_index) is int and 0 <= select_last_index <= 1
+        else _flag(select_last_index, "select_last_index")
+    )
+    ndim = x.ndim
+    if ndim == 0:
+        raise ValueError("argmax: the input is a scalar (rank 0); there is no axis to reduce")
+    ax = axis if type(axis) is int and 0 <= axis < ndim else _axis(axis, ndim)
+    dtype = x.dtype
+    kind, view_dtype = _KINDS.get(dtype) or kernel_view(dtype.newbyteorder("="))
+    n = shape[ax]
+    if n == 0:
+        raise ValueError(
+            f"argmax: the reduced axis {ax} is empty (input shape {shape}); "
+            "ArgMax of an empty axis is undefined"
+        )
+    if keep:
+        out_shape = shape[:ax] + (1,) + shape[ax + 1 :]
+    else:
+        out_shape = shape[:ax] + shape[ax + 1 :]
+    if x.size == 0:
+        return np.zeros(out_shape, dtype=np.int64)
+
+    flags = x.flags
+    if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case: no copies
+        view = x if view_dtype is dtype else x.view(view_dtype)
+        out = np.empty(x.size // n, _INT64)
+        serial_call = _run(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
+        plain_args = type(axis) is int and type(keepdims) is int
+        # Plans of small calls only (large ones run serially only in a forked child).
+        small = x.nbytes < planning.SERIAL_BELOW_BYTES
+        if plain_args and serial_call and small and flags.writeable:
+            _remember(x, axis, keep, last, view, serial_call, out_shape)
+        return out.reshape(out_shape)
+
+    x = _native(x)
+    order = _contiguous_order(x)
+    if order is None:
+        x, order = np.ascontiguousarray(x), tuple(range(ndim))
+    # The same elements with the axes in an order in which they are C-contiguous go the
+    # common way above (with its remembered calls for repeated small inputs); the result's
+    # axes are then put back in input order.
+    pos = order.index(ax)
+    result = _reduce_view(x.transpose(order), pos, keep, last)
+    kept = order if keep else order[:pos] + order[pos + 1 :]
+    return result.transpose(sorted(range(len(kept)), key=kept.__getitem__))
+
+
+# ``argmax`` itself, for its own second call on a C-contiguous view: one reduction is one
+# call of the module's ``argmax`` (what a wrapper that replaces it, say to count calls,
+# sees).
+_reduce_view = argmax
