@@ -14,12 +14,6 @@ How types are obtained:
    same procedure on the function body with the call's input types and attributes; the
    types of registered-rule outputs are generalized over all calls and written into the
    function's ``value_info``.
-
-Before steps 2-4, a fast check (``_fast``) reads onnx's serialized result directly:
-when it proves that every ArgMax has a valid signature and finds our rule's type for
-each (only writing it where it differs from onnx's without telling more, such as an
-``unk__`` name), and that nothing else needs a rule, the walk is skipped. The walk gives
-the same result; the check only keeps large plain models fast.
 """
 
 from __future__ import annotations
@@ -33,7 +27,6 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto
 
 from . import _argmax_rule  # noqa: F401  (registers the ArgMax rules)
-from ._fast import argmax_types_verified
 from ._registry import _RULES, InferenceRule, get_rule, normalize_domain
 from ._types import adds_information, format_type, generalize_types, merge_types
 from .errors import Problem, RuleError, ShapeInferenceError
@@ -94,20 +87,16 @@ def _cpp_infer_shapes(data: bytes) -> bytes:
     return infer_shapes(data, False, False, False)
 
 
-def _onnx_pass_bytes(model: ModelProto) -> bytes:
-    """onnx's shape inference (C++, non-strict); returns the serialized new model."""
+def _onnx_pass(model: ModelProto) -> ModelProto:
+    """onnx's shape inference (C++, non-strict); returns a new model."""
     try:
-        return _cpp_infer_shapes(model.SerializeToString())
+        data = _cpp_infer_shapes(model.SerializeToString())
     except Exception as exc:  # onnx raises several unrelated exception types
         message = " ".join(str(exc).split()) or type(exc).__name__
         raise ShapeInferenceError(
             [Problem(_MODEL, "", "onnx shape inference", message, "a model onnx's pass accepts")]
         ) from exc
-
-
-def _onnx_pass(model: ModelProto) -> ModelProto:
-    """onnx's shape inference, non-strict; returns a new model."""
-    return ModelProto.FromString(_onnx_pass_bytes(model))
+    return ModelProto.FromString(data)
 
 
 def _initializer_type(tensor: onnx.TensorProto) -> TypeProto:
@@ -520,10 +509,9 @@ class _Engine:
         opsets: dict[str, int],
         prefix: str,
         record: bool,
-        first_pass: ModelProto | None = None,
     ) -> tuple[_Walk, ModelProto]:
         """onnx's pass, then registered rules; repeated while the rules teach onnx more."""
-        result = _onnx_pass(model) if first_pass is None else first_pass
+        result = _onnx_pass(model)
         iteration = 0
         while True:
             walk = _Walk(self, opsets, record)
@@ -722,21 +710,6 @@ def _write_function_types(
         target.type.CopyFrom(general)
 
 
-def _write_types(graph: GraphProto, types: dict[str, bytes]) -> None:
-    """Set the serialized types of values of ``graph`` (graph outputs, else value_info)."""
-    if not types:
-        return
-    pending = dict(types)
-    for entries in (graph.output, graph.value_info):
-        for vi in entries:
-            serialized = pending.pop(vi.name, None)
-            if serialized is not None:
-                vi.type.ParseFromString(serialized)
-        if not pending:
-            return
-    raise AssertionError(f"no entry for {sorted(pending)}")  # the fast check saw them
-
-
 def _check_model(model: ModelProto) -> None:
     if not isinstance(model, ModelProto):
         raise TypeError(f"expected an onnx.ModelProto, got {type(model).__name__}")
@@ -746,24 +719,14 @@ def _check_model(model: ModelProto) -> None:
         )
 
 
-def infer(
-    model: ModelProto, typings: bool = True, fast: bool = True
-) -> tuple[ModelProto, list[ArgMaxTyping]]:
+def infer(model: ModelProto, typings: bool = True) -> tuple[ModelProto, list[ArgMaxTyping]]:
     """Infer types; return the annotated copy of ``model`` and every ArgMax's types.
 
-    With ``typings=False`` the list is empty, and the fast check may replace the walk
-    (``fast=False`` forces the walk).
+    With ``typings=False`` the list is empty.
     """
     _check_model(model)
     engine = _Engine(model, typings)
-    data = _onnx_pass_bytes(model)
-    result = ModelProto.FromString(data)
-    if fast and not typings:
-        fixes = argmax_types_verified(model, data, engine.model_opsets.get(""))
-        if fixes is not None:
-            _write_types(result.graph, fixes)
-            return result, []
-    walk, result = engine.run(model, engine.model_opsets, "", record=False, first_pass=result)
+    walk, result = engine.run(model, engine.model_opsets, "", record=False)
     problems = list(walk.problems)
     typings_found = list(walk.typings)
     if engine.functions:

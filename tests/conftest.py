@@ -8,7 +8,8 @@ import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-import argmax_numba._api as api
+import argmax_numba.api as api
+import argmax_numba.planning as planning
 
 FLOATS = [
     np.dtype(np.float64),
@@ -94,16 +95,26 @@ def with_layout(x: np.ndarray, layout: str) -> np.ndarray:
     raise ValueError(layout)
 
 
+# Thresholds under which every input runs serially, and under which even small inputs
+# run in parallel with rows split, inner blocks and side-by-side row groups small enough
+# to cross borders.
+SERIAL = {"SERIAL_BELOW_BYTES": 1 << 62}
+PARALLEL = {"SERIAL_BELOW_BYTES": 0, "MIN_ROW_CHUNK": 3, "COL_BLOCK_BYTES": 40, "LANE_BYTES": 16}
+
+
+def use_thresholds(monkeypatch: pytest.MonkeyPatch, **values: int) -> None:
+    """Set ``planning``'s thresholds for the rest of a test, with an empty store of the
+    calls that small inputs remember: a call remembered under other thresholds would run
+    the kernel those chose (a serial one, say, where the test asks for a parallel one)."""
+    for name, value in values.items():
+        assert hasattr(planning, name), name
+        monkeypatch.setattr(planning, name, value)
+    monkeypatch.setattr(api, "_PLANS", {})
+
+
 @pytest.fixture(params=["serial", "parallel"])
 def kernel_path(request, monkeypatch):
     """Run a test through the serial kernels, or through the parallel ones even on
-    small inputs, with rows split, inner blocks and side-by-side row groups small enough
-    to cross borders."""
-    if request.param == "serial":
-        monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 1 << 62)
-    else:
-        monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 0)
-        monkeypatch.setattr(api, "MIN_ROW_CHUNK", 3)
-        monkeypatch.setattr(api, "COL_BLOCK_BYTES", 40)
-        monkeypatch.setattr(api, "LANE_BYTES", 16)
+    small inputs (``PARALLEL``)."""
+    use_thresholds(monkeypatch, **(SERIAL if request.param == "serial" else PARALLEL))
     return request.param

@@ -200,6 +200,10 @@ class KernelSet:
     def __getitem__(self, kernel: Kernel) -> KernelCode:
         return self.kernels[kernel]
 
+    def all_codes(self) -> tuple[KernelCode, ...]:
+        """Every kernel's code, the short rows' of each length too."""
+        return (*self.kernels.values(), *self.short_rows)
+
     def for_python(self, kernel: Kernel, n: int) -> KernelCode:
         """The code of ``kernel`` for rows of ``n`` elements, as Python callers run it."""
         if kernel == Kernel.SHORT_ROWS:

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import DTYPES, LAYOUTS, onnx_argmax, special_values, with_layout
+from conftest import (
+    DTYPES,
+    LAYOUTS,
+    PARALLEL,
+    onnx_argmax,
+    special_values,
+    use_thresholds,
+    with_layout,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import argmax_numba._api as api
 from argmax_numba import argmax
 
 
@@ -35,16 +42,10 @@ def test_matches_onnx_reference(case):
     x, axis, keep, last, layout, parallel = case
     y = with_layout(x, layout)
     before = y.tobytes()
-    names = ("SERIAL_BELOW_BYTES", "MIN_ROW_CHUNK", "COL_BLOCK_BYTES", "LANE_BYTES")
-    saved = [getattr(api, name) for name in names]
-    if parallel:
-        for name, value in zip(names, (0, 2, 24, 16), strict=True):
-            setattr(api, name, value)
-    try:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        if parallel:
+            use_thresholds(monkeypatch, **(PARALLEL | {"MIN_ROW_CHUNK": 2, "COL_BLOCK_BYTES": 24}))
         got = argmax(y, axis, keep, last)
-    finally:
-        for name, value in zip(names, saved, strict=True):
-            setattr(api, name, value)
     want = onnx_argmax(x, axis, keep, last)
     assert got.dtype == np.int64 and got.shape == want.shape
     np.testing.assert_array_equal(got, want)

@@ -17,7 +17,7 @@ import pytest
 from llvmlite.binding import get_host_cpu_name
 
 from argmax_numba import bench
-from argmax_numba._bench_read import (
+from argmax_numba.bench.read import (
     cache_flusher,
     flat_unsigned,
     largest_cache_bytes,
@@ -25,7 +25,7 @@ from argmax_numba._bench_read import (
     read_bound,
     write_bound,
 )
-from argmax_numba._bench_timing import round_robin
+from argmax_numba.bench.timing import round_robin
 
 TINY = ["--quick", "--size-mib", "0.0625", "--repeats", "2"]
 
@@ -189,7 +189,7 @@ def test_subprocess_sections(tmp_path):
 def test_startup_counts_the_median_of_each_layouts_warm_runs(monkeypatch):
     # The worst layout decides the warm-start target, so a layout's one slow run must not;
     # the layouts' warm runs take turns, so that a slow spell falls on several of them.
-    from argmax_numba import _bench_subproc as sub
+    from argmax_numba.bench import subproc as sub
 
     main, second, third = sub.STARTUP_LAYOUTS[:3]
     firsts = {  # each layout's first calls, in the order of its runs: cold, then warm
@@ -260,7 +260,7 @@ def test_import_does_not_load_the_benchmark():
         "print(sorted(m for m in ('onnxruntime', 'matplotlib', 'argmax_numba.bench') "
         "if m in sys.modules))"
     )
-    root = Path(bench.__file__).resolve().parents[1]
+    root = Path(bench.__file__).resolve().parents[2]
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
     )

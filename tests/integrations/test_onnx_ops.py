@@ -14,7 +14,7 @@ from conftest import DTYPES, random_tensor
 from onnx import AttributeProto, TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-import argmax_numba._api as api
+import argmax_numba.api as api
 from argmax_numba.onnx_ops import (
     ArgMax,
     NumbaArgMaxBackend,

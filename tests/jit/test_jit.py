@@ -16,10 +16,12 @@ from conftest import FLOATS, INTS, onnx_argmax, random_tensor
 from numba import njit, prange
 from numba.core.errors import TypingError
 
-import argmax_numba._api as api
-from argmax_numba import _task_table, argmax
+import argmax_numba.planning as planning
+from argmax_numba import argmax
+from argmax_numba.planning import Kernel
+from argmax_numba.runtime import table as _task_table
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @njit
@@ -66,7 +68,7 @@ def test_matches_reference(dtype):
 def test_parallel_path_and_layouts():
     rng = np.random.default_rng(4)
     x = rng.standard_normal((800, 257)).astype(np.float32)  # above the serial threshold
-    assert x.nbytes >= api.SERIAL_BELOW_BYTES
+    assert x.nbytes >= planning.SERIAL_BELOW_BYTES
     for y in (x, np.asfortranarray(x), x[:, ::-2]):
         for axis in (0, 1):
             np.testing.assert_array_equal(keep_first(y, axis), onnx_argmax(y, axis, 1, 0))
@@ -76,7 +78,7 @@ def test_parallel_path_and_layouts():
     assert drop_last(one_row, 0)[()] == np.argmax(one_row)
     # Rows of 1 KiB above are searched in groups; a few long rows one at a time.
     few_rows = rng.standard_normal((4, 30000)).astype(np.float32)
-    assert api.plan(4, 30000, 1, 4, 1)[0] == api.ROWS
+    assert planning.plan(4, 30000, 1, 4, 1).kernel == Kernel.ROWS
     np.testing.assert_array_equal(drop_last(few_rows, 1), onnx_argmax(few_rows, 1, 0, 1))
 
 
@@ -197,7 +199,7 @@ USER_RUN_OTHER_VERSION = """
 import sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-import argmax_numba._task_table as table
+import argmax_numba.runtime.table as table
 table.TABLE_SYMBOL = "argmax_numba_task_table_v0"
 import user_module
 try:
@@ -262,7 +264,7 @@ def test_blocks_gathered_a_few_bytes_a_row():
     # compiles.
     rng = np.random.default_rng(10)
     x = random_tensor(np.dtype(np.int8), (50, 6, 3), rng, special=0.2)
-    assert api.plan(50, 6, 3, 1, 1)[2] == api.EACH_SHORT
+    assert planning.plan(50, 6, 3, 1, 1).kernel == Kernel.EACH_SHORT_COLS
     _variants_match(x, 1)
 
 
@@ -273,7 +275,7 @@ def test_blocks_loaded_a_piece_a_row():
     # compiles.
     rng = np.random.default_rng(11)
     x = random_tensor(np.dtype(np.float32), (50, 6, 3), rng, special=0.2)
-    assert api.plan(50, 6, 3, 4, 1)[2] == api.EACH_WIDE
+    assert planning.plan(50, 6, 3, 4, 1).kernel == Kernel.EACH_WIDE_COLS
     _variants_match(x, 1)
 
 
@@ -292,4 +294,4 @@ def test_compiled_code_reaches_every_kernel():
         if isinstance(f, functools.partial) and f.func is _task_table.fill
     }
     lasts = (0, 1, _task_table.BOTH)
-    assert fills == set(itertools.product(_task_table.KERNEL_NAMES, lasts))
+    assert fills == set(itertools.product([int(k) for k in Kernel], lasts))

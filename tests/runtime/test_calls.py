@@ -18,14 +18,16 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from argmax_numba import _kernels, _task_table
-from argmax_numba._calls import task_address
-from argmax_numba._dtypes import kernel_view
-from argmax_numba._kernels import KERNELS
-from argmax_numba._task_loops import parallel_tasks, serial_tasks
-from argmax_numba._task_table import run_kernel
+from argmax_numba.dtypes import KeyKind, kernel_view
+from argmax_numba.kernels import registry
+from argmax_numba.kernels.registry import KERNELS
+from argmax_numba.planning import Kernel, Plan
+from argmax_numba.runtime import table
+from argmax_numba.runtime.calls import task_address
+from argmax_numba.runtime.parallel import parallel_tasks, serial_tasks
+from argmax_numba.runtime.table import run_plan
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _calls_by_address(fn, args) -> list[tuple]:
@@ -53,19 +55,21 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable, parallel):
     kind, view_dtype = kernel_view(dtype)
     k = KERNELS[(kind, parallel)]
     cases = [
-        (k.rows, (4, 9), ()),
-        (k.chunk_rows, (4, 9), ()),
-        (k.group_rows, (4, 9), ()),
-        (k.row_pieces, (4, 9), (2,)),
-        (k.short_rows[2], (4, 4), ()),
-        (k.cols, (2, 9, 5), (64,)),
-        (k.narrow, (2, 9, 5), (4, 1)),
-        (k.side_cols, (2, 9, 5), (5,)),
-        (k.each_cols, (2, 9, 5), (5,)),
-        (k.each_short_cols, (2, 9, 2), (2,)),
-        (k.each_wide_cols, (2, 9, 3), (3,)),
-        (k.block_cols, (2, 9, 4), (4,)),
+        (k[Kernel.ROWS], (4, 9), ()),
+        (k[Kernel.CHUNK_ROWS], (4, 9), ()),
+        (k[Kernel.GROUP_ROWS], (4, 9), ()),
+        (k[Kernel.ROW_PIECES], (4, 9), (2,)),
+        (k[Kernel.SHORT_ROWS], (4, 4), ()),
+        (k.for_python(Kernel.SHORT_ROWS, 4), (4, 4), ()),
+        (k[Kernel.COLS], (2, 9, 5), (64,)),
+        (k[Kernel.NARROW], (2, 9, 5), (4, 1)),
+        (k[Kernel.SIDE_COLS], (2, 9, 5), (5,)),
+        (k[Kernel.EACH_COLS], (2, 9, 5), (5,)),
+        (k[Kernel.EACH_SHORT_COLS], (2, 9, 2), (2,)),
+        (k[Kernel.EACH_WIDE_COLS], (2, 9, 3), (3,)),
+        (k[Kernel.BLOCK_COLS], (2, 9, 4), (4,)),
     ]
+    assert {c[0].shape for c in cases} >= set(registry.SHAPES.values())
     for kernel, shape, extra in cases:
         x = np.zeros(shape, view_dtype)
         x.flags.writeable = writeable
@@ -80,26 +84,26 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable, parallel):
 
 def test_table_slots_are_distinct():
     combos = itertools.product(
-        _task_table.KERNEL_NAMES,
-        _task_table._KINDS,
-        _task_table._VIEWS,
+        Kernel,
+        KeyKind,
+        table._VIEWS,
         (False, True),
-        (_task_table.TASK_FIRST, _task_table.TASK_LAST, _task_table.SERIAL, _task_table.PARALLEL),
+        (table.TASK_FIRST, table.TASK_LAST, table.SERIAL, table.PARALLEL),
     )
-    slots = [_task_table._slot(*c) for c in combos]
-    assert len(set(slots)) == len(slots) == _task_table._SLOTS
-    assert min(slots) == 0 and max(slots) == _task_table._SLOTS - 1
+    slots = [table._slot(*c) for c in combos]
+    assert len(set(slots)) == len(slots) == table._SLOTS
+    assert min(slots) == 0 and max(slots) == table._SLOTS - 1
 
 
-def test_run_kernel_checks_argument_types():
-    kind = kernel_view(np.dtype(np.float32))[0]
+def test_run_plan_checks_argument_types():
+    kind = int(kernel_view(np.dtype(np.float32))[0])
 
     @numba.njit
     def wrong_last(x, out):
-        run_kernel((x, out, np.int32(0)), 0, kind, False, 0)
+        run_plan((x, out, np.int32(0)), Plan(Kernel.ROWS, 0, 0, 0), kind, False, 0)
 
     x = np.zeros((3, 4), np.float32)
-    with pytest.raises(numba.core.errors.TypingError, match="rows takes"):
+    with pytest.raises(numba.core.errors.TypingError, match="ROWS takes"):
         wrong_last(x, np.empty(3, np.int64))
 
 
@@ -189,22 +193,23 @@ def test_parallel_loop_runs_without_the_gil():
 
 
 def test_kernel_sets_are_created_on_first_use():
-    # Importing the package creates no drivers (ten sets of them took 15-20 ms of the
-    # import); a first call creates those of its key kind and threading only.
+    # Importing the package creates no drivers (numba's dispatchers for all ten sets would
+    # slow the import); a first call creates those of its key kind and threading only.
     code = textwrap.dedent(
         """
         import numpy as np
         import argmax_numba
-        from argmax_numba import _kernels
-        before = len(_kernels.KERNELS)
+        from argmax_numba.dtypes import KeyKind
+        from argmax_numba.kernels import registry
+        before = len(registry.KERNELS)
         assert (argmax_numba.argmax(np.eye(3, dtype=np.float32), 1, 0) == [0, 1, 2]).all()
-        print(before, list(_kernels.KERNELS) == [(_kernels.KIND_F32, False)])
+        print(before, list(registry.KERNELS) == [(KeyKind.F32, False)])
         """
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout.split()
     assert out == ["0", "True"]
-    assert len(set(_kernels.KERNEL_SETS)) == 10
+    assert len(set(registry.KERNEL_SETS)) == 10
     with pytest.raises(KeyError):
-        _kernels.KERNELS[(99, True)]
+        registry.KERNELS[(99, True)]

@@ -14,7 +14,6 @@ import pytest
 from onnx import TensorProto, helper
 
 import shape_inference as si
-from shape_inference import _fast, _graph
 
 FLOAT, INT64 = TensorProto.FLOAT, TensorProto.INT64
 
@@ -139,14 +138,16 @@ def test_precondition_errors():
         si.infer_shapes(onnx.ModelProto(ir_version=8))
 
 
-def test_fast_and_exact_paths_agree_on_chain():
+def test_chain_with_known_dims_is_typed_exactly_like_onnx():
     model = argmax_chain()
     model.graph.input[0].type.tensor_type.shape.dim[2].dim_value = 4  # no unknown dim
-    data = _graph._onnx_pass_bytes(model)
-    assert _fast.argmax_types_verified(model, data, 13) == {}
-    fast, _ = _graph.infer(model, typings=False)
-    exact, _ = _graph.infer(model, typings=True)
-    assert fast == exact
+    theirs = types_of(onnx_types(model))
+    ours = types_of(si.infer_shapes(model).graph)
+    assert ours == theirs
+    typings = si.infer_argmax_types(model)
+    assert [t.path for t in typings] == ["am0", "am1"]
+    assert [t.output_type for t in typings] == [theirs["a0"], theirs["a1"]]
+    assert [t.input_type for t in typings] == [model.graph.input[0].type, theirs["t0"]]
 
 
 # ---------------------------------------------------------------- subgraphs

@@ -14,7 +14,7 @@ import numpy as np
 import onnx.backend.test
 from onnx.backend.test.case.node import collect_testcases
 
-import argmax_numba._api as api
+import argmax_numba.api as api
 from argmax_numba.onnx_ops import NumbaArgMaxBackend
 
 PREFIX = "test_argmax_"

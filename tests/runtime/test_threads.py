@@ -11,10 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-import argmax_numba._api as api
+import argmax_numba.api as api
+import argmax_numba.planning as planning
 from argmax_numba import argmax
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _run_python(code: str, **env: str) -> subprocess.CompletedProcess:
@@ -35,7 +36,7 @@ def test_eight_threads_at_once():
     inputs = [rng.standard_normal((800 + i, 300)).astype(np.float32) for i in range(8)]
     expected = [np.argmax(x, axis=i % 2) for i, x in enumerate(inputs)]
     # The parallel kernels run concurrently, along either axis.
-    assert not api.serial(1, 800, 300, 4) and not api.serial(800, 300, 1, 4)
+    assert not planning.serial(1, 800, 300, 4) and not planning.serial(800, 300, 1, 4)
 
     def work(i):
         return [argmax(inputs[i], i % 2, 0, 0) for _ in range(20)]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from argmax_numba._arrays import c_view, empty
+from argmax_numba.runtime.arrays import c_view, empty
 
 
 @njit

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from importlib.resources import files
 from pathlib import Path
 
@@ -15,8 +16,12 @@ from onnx import TensorProto, helper
 import shape_inference as si
 from shape_inference.__main__ import main
 
+CONSOLE_SCRIPT = "shape-inference-argmax"
 DEMO = files("shape_inference") / "data" / "demo_classifier.onnx"
-ROOT = Path(__file__).resolve().parent.parent
+# The directory the tested package is imported from (the subprocesses import it too).
+ROOT = Path(si.__file__).resolve().parent.parent
+# The script that makes the demo model: a source file of the repository, not package data.
+DEMO_SCRIPT_DIR = Path(__file__).resolve().parents[2] / "shape_inference" / "data"
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -59,7 +64,7 @@ def test_demo_model_is_bundled_and_reproducible():
     assert len(argmax) >= 2
     dims = model.graph.input[0].type.tensor_type.shape.dim
     assert dims[0].dim_param == "batch"
-    sys.path.insert(0, str(ROOT / "shape_inference" / "data"))
+    sys.path.insert(0, str(DEMO_SCRIPT_DIR))
     try:
         import make_demo_model
     finally:
@@ -156,6 +161,11 @@ def test_main_exit_codes(tmp_path, capsys):
     unwritable = tmp_path / "missing_dir" / "out.onnx"
     assert main([str(DEMO), "-o", str(unwritable)]) == 1
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_console_script_runs_main():
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == CONSOLE_SCRIPT]
+    assert script.load() is main
 
 
 def test_main_help():

@@ -20,16 +20,24 @@ import ml_dtypes
 import numba
 import numpy as np
 import pytest
-from conftest import DTYPES, FLOATS, onnx_argmax, random_tensor, special_values
+from conftest import (
+    DTYPES,
+    FLOATS,
+    onnx_argmax,
+    random_tensor,
+    special_values,
+    use_thresholds,
+)
 
-import argmax_numba._api as api
+import argmax_numba.planning as planning
 from argmax_numba import argmax
-from argmax_numba._col_blocks import fold_block
-from argmax_numba._dtypes import kernel_view
-from argmax_numba._ir import VECTOR_BYTES
-from argmax_numba._kernels import GROUP_TASKS, KERNELS, ROW_TASK_ELEMENTS
-from argmax_numba._keys import INDEX_BITS, key_vector, narrow_index
-from argmax_numba._lanes import (
+from argmax_numba.dtypes import kernel_view
+from argmax_numba.kernels.registry import KERNELS
+from argmax_numba.planning import GROUP_TASKS, ROW_TASK_ELEMENTS, Kernel, is_short
+from argmax_numba.vector.col_blocks import fold_block
+from argmax_numba.vector.ir import VECTOR_BYTES
+from argmax_numba.vector.keys import INDEX_BITS, key_vector, narrow_index
+from argmax_numba.vector.lanes import (
     BLOCK_CHUNKS,
     FAR_FOLD_ROWS,
     FAR_ROW_BYTES,
@@ -38,9 +46,9 @@ from argmax_numba._lanes import (
     lane_count,
     lane_slots,
 )
-from argmax_numba._row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, rows_of_group
-from argmax_numba._short_rows import SHORT_ROW, is_short
-from argmax_numba._side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, WIDE_GATHER_BYTES
+from argmax_numba.vector.row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, rows_of_group
+from argmax_numba.vector.short_rows import SHORT_ROW
+from argmax_numba.vector.side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, WIDE_GATHER_BYTES
 
 # Every length with a task of its own (2 to 8, to 12 for 8-bit elements and for 16-bit
 # ones of an even length), around every lane count (8, 16, 32 and 64 elements per 64-byte
@@ -71,7 +79,7 @@ def test_row_longer_than_one_run(dtype, monkeypatch):
     # One call searches RUN_BYTES of a row; the next call searches its run only where
     # the run's maximum beats the best so far (or ties it, for the last occurrence).
     # The serial path searches a whole row in one task.
-    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 1 << 62)
+    use_thresholds(monkeypatch, SERIAL_BELOW_BYTES=1 << 62)
     lanes = 64 // dtype.itemsize
     run = RUN_BYTES // dtype.itemsize
     n = 2 * run + lanes + 3
@@ -94,7 +102,7 @@ def test_runs_after_a_best_above_zero(dtype, monkeypatch):
     # Once the best so far is above zero (or is zero, for the first occurrence), a
     # search call keeps no signed minimum of the bits: only a NaN of either sign, or a
     # -0.0 tying a best of zero, can still matter in a run of negative numbers.
-    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 1 << 62)
+    use_thresholds(monkeypatch, SERIAL_BELOW_BYTES=1 << 62)
     run = RUN_BYTES // dtype.itemsize
     lanes = 64 // dtype.itemsize
     n = 3 * run + 5
@@ -239,7 +247,7 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path):
     lanes = 64 // dtype.itemsize
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
     rng = np.random.default_rng(17)
-    kind = kernel_view(dtype)[0]
+    kind = int(kernel_view(dtype)[0])
     longest = GROUP_ROW_BYTES // dtype.itemsize
 
     def group_of(m: int) -> int:  # rows of a group of rows of m elements
@@ -345,7 +353,7 @@ def test_long_rows_in_groups_that_end_early(dtype, kernel_path):
     assert per % group and n % group
     rows = 2 * per + group // 2 + 1
     threads = numba.get_num_threads() if kernel_path == "parallel" else 1
-    assert api.plan(rows, n, 1, dtype.itemsize, threads)[0] == api.CHUNKS
+    assert planning.plan(rows, n, 1, dtype.itemsize, threads).kernel == Kernel.CHUNK_ROWS
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf).astype(dtype)
     rng = np.random.default_rng(23)
     x = random_tensor(dtype, (rows, n), rng, special=0.0)
@@ -439,9 +447,9 @@ COLUMN_CASES = [
 def column_path(request, monkeypatch):
     """The serial column kernels, or the parallel ones on blocks of 72 bytes (a vector and
     an eighth), so that blocks end inside a vector too."""
-    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 1 << 62 if request.param == "serial" else 0)
+    use_thresholds(monkeypatch, SERIAL_BELOW_BYTES=1 << 62 if request.param == "serial" else 0)
     if request.param == "parallel":
-        monkeypatch.setattr(api, "COL_BLOCK_BYTES", 72)
+        use_thresholds(monkeypatch, COL_BLOCK_BYTES=72)
     return request.param
 
 
@@ -526,8 +534,9 @@ def test_column_blocks_narrower_than_a_vector(dtype):
     # a vector, as the vector that ends at its last column, overlapping the block before
     # it. The column kernel is called directly, on blocks of one vector.
     kind, view = kernel_view(dtype)
+    kind = int(kind)
     lanes = VECTOR_BYTES // dtype.itemsize
-    cols = KERNELS[(kind, False)].cols
+    cols = KERNELS[(kind, False)][Kernel.COLS]
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf, dtype)
     rng = np.random.default_rng(19)
     for rest in (1, lanes // 2 + 1, lanes - 1):
@@ -564,6 +573,7 @@ def test_block_fold_writes_its_columns_only(dtype):
     # as the vector that ends at its last column, and writes the output of the block's
     # columns only (130 rows: 8-bit row numbers restart after 120).
     kind, view = kernel_view(dtype)
+    kind = int(kind)
     lanes = VECTOR_BYTES // dtype.itemsize
     rng = np.random.default_rng(23)
     for last in (0, 1):
@@ -584,8 +594,7 @@ def test_column_blocks_of_whole_vectors(small, monkeypatch):
     # rows side by side make at least a vector. So too where blocks and rows side by side
     # are set smaller than a vector (as ``kernel_path`` sets them).
     if small:
-        monkeypatch.setattr(api, "COL_BLOCK_BYTES", 40)
-        monkeypatch.setattr(api, "LANE_BYTES", 16)
+        use_thresholds(monkeypatch, COL_BLOCK_BYTES=40, LANE_BYTES=16)
     for outer, n, inner, size, threads in itertools.product(
         (1, 2, 3, 8, 100),
         (2, 100, 5000, 1 << 20),
@@ -593,25 +602,36 @@ def test_column_blocks_of_whole_vectors(small, monkeypatch):
         (1, 2, 4, 8),
         (1, 2, 3, 16, 64),
     ):
-        which, p1, p2 = api.plan(outer, n, inner, size, threads)
+        chosen = planning.plan(outer, n, inner, size, threads)
         lanes = VECTOR_BYTES // size
         case = (outer, n, inner, size, threads)
-        if which == api.COLS and p2 == 0:
-            assert inner >= lanes and p1 >= lanes, case
-        if which == api.NARROW:
-            assert p1 * inner >= lanes, case
+        if chosen.kernel == Kernel.COLS:
+            assert inner >= lanes and chosen.block >= lanes, case
+        if chosen.kernel == Kernel.NARROW:
+            assert chosen.side_rows * inner >= lanes, case
 
 
-def _gathered(row_bytes: int, size: int) -> tuple[int, int]:
+def _gathered(row_bytes: int, size: int) -> tuple[Kernel, int]:
     """How blocks of rows of ``row_bytes`` bytes of elements of ``size`` bytes are
     gathered, and the bytes of a row of each block in one vector: rows of up to 4 bytes
     4 at a time; of 9 to 16 bytes of elements of 2 bytes or more, 16 bytes loaded at a
     time; all others 8 at a time."""
     if row_bytes <= 4:
-        return api.EACH_SHORT, 4
+        return Kernel.EACH_SHORT_COLS, 4
     if 8 < row_bytes <= 16 and size > 1:
-        return api.EACH_WIDE, 16
-    return api.EACH, 8
+        return Kernel.EACH_WIDE_COLS, 16
+    return Kernel.EACH_COLS, 8
+
+
+# The kernels of the middle axis that take whole stretches of columns (not ``NARROW``).
+COLUMN_KERNELS = {
+    Kernel.COLS,
+    Kernel.SIDE_COLS,
+    Kernel.BLOCK_COLS,
+    Kernel.EACH_COLS,
+    Kernel.EACH_SHORT_COLS,
+    Kernel.EACH_WIDE_COLS,
+}
 
 
 def _wide_row_span(dtype: np.dtype) -> int:
@@ -638,18 +658,19 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
     for shape in shapes:
         outer, n, inner = shape
         if column_path == "serial":
-            which, block, how = api.plan(outer, n, inner, dtype.itemsize, 1)
-            assert which == api.COLS and block % inner == 0 and block // inner > 1
+            chosen = planning.plan(outer, n, inner, dtype.itemsize, 1)
+            how, block = chosen.kernel, chosen.block
+            assert how in COLUMN_KERNELS and block % inner == 0 and block // inner > 1
             m = lanes // np.gcd(inner, lanes)
             if inner >= lanes:
-                assert how == 0
+                assert how == Kernel.COLS
             else:
                 gathers = n // m * -(-inner * dtype.itemsize // GATHER_BYTES)
-                side = m * inner == lanes or gathers > api.GATHERED_ROWS
+                side = m * inner == lanes or gathers > planning.GATHERED_ROWS
                 held = m * inner == lanes and n // m <= _wide_row_span(dtype)  # in registers
-                side_by = api.REGISTERS if held else api.SIDE
+                side_by = Kernel.BLOCK_COLS if held else Kernel.SIDE_COLS
                 gathered = _gathered(inner * dtype.itemsize, dtype.itemsize)[0]
-                assert how == (side_by if n // m >= api.SIDE_GROUPS and side else gathered)
+                assert how == (side_by if n // m >= planning.SIDE_GROUPS and side else gathered)
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
@@ -670,7 +691,9 @@ def test_side_blocks_in_registers(dtype, column_path):
     while inner < lanes:
         m = lanes // inner
         cases += [
-            (3, rows * m + extra, inner) for rows in (api.SIDE_GROUPS, 9) for extra in (0, m - 1)
+            (3, rows * m + extra, inner)
+            for rows in (planning.SIDE_GROUPS, 9)
+            for extra in (0, m - 1)
         ]
         inner *= 2
     if dtype.itemsize == 1:  # (four blocks: fewer would go to ``narrow``)
@@ -678,8 +701,8 @@ def test_side_blocks_in_registers(dtype, column_path):
     for shape in cases:
         if column_path == "serial":
             held = shape[1] // (lanes // shape[2]) <= span
-            which, _, how = api.plan(*shape, dtype.itemsize, 1)
-            assert (which, how) == (api.COLS, api.REGISTERS if held else api.SIDE), shape
+            how = planning.plan(*shape, dtype.itemsize, 1).kernel
+            assert how == (Kernel.BLOCK_COLS if held else Kernel.SIDE_COLS), shape
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             _rows_match_onnx(x, str(shape))
@@ -710,7 +733,8 @@ def test_gathered_blocks(dtype, column_path):
         outer, n, inner = shape
         if column_path == "serial":
             gathered, slot = _gathered(inner * size, size)
-            _, block, how = api.plan(outer, n, inner, size, 1)
+            chosen = planning.plan(outer, n, inner, size, 1)
+            how, block = chosen.kernel, chosen.block
             assert how == gathered, shape
             # A task holds whole groups of blocks, where it holds one.
             group = 64 // slot
@@ -726,26 +750,26 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
     # pieces narrower than NARROW_PIECE_BYTES (a quarter of that for 8-bit data) have their rows
     # split instead, in large inputs (``narrow``, one row at a time where rows are
     # LANE_BYTES or more); the tasks' candidates are merged, earlier rows first.
-    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 0)
+    use_thresholds(monkeypatch, SERIAL_BELOW_BYTES=0)
     size = dtype.itemsize
-    least = api.NARROW_PIECE_BYTES // (4 if size == 1 else 1)
+    least = planning.NARROW_PIECE_BYTES // (4 if size == 1 else 1)
     rng = np.random.default_rng(16)
-    monkeypatch.setattr(api, "NARROW_SPLIT_BYTES", 0)
+    use_thresholds(monkeypatch, NARROW_SPLIT_BYTES=0)
     for outer, n, row_bytes in [(1, 300, 256), (1, 520, 1024), (2, 301, 1000), (3, 257, 1536)]:
         inner = row_bytes // size
-        assert api.plan(outer, n, inner, size, 2)[0] == api.NARROW
+        assert planning.plan(outer, n, inner, size, 2).kernel == Kernel.NARROW
         for special in (0.0, 0.3):
             x = random_tensor(dtype, (outer, n, inner), rng, special=special)
             _rows_match_onnx(x, f"{x.shape}")
     # Pieces of NARROW_PIECE_BYTES or more stay with ``cols``, and so do inputs under
     # NARROW_SPLIT_BYTES.
-    assert api.plan(1, 300, 4 * least // size, size, 2)[0] == api.COLS
-    monkeypatch.setattr(api, "NARROW_SPLIT_BYTES", 300 * 256 + 1)
-    assert api.plan(1, 300, 256 // size, size, 2)[0] == api.COLS
+    assert planning.plan(1, 300, 4 * least // size, size, 2).kernel == Kernel.COLS
+    use_thresholds(monkeypatch, NARROW_SPLIT_BYTES=300 * 256 + 1)
+    assert planning.plan(1, 300, 256 // size, size, 2).kernel == Kernel.COLS
     # Many blocks go to ``cols`` whole however large, rows side by side where they are
     # narrower than a vector (in registers where their wide rows are numbered in 32 bits).
-    side_by = api.REGISTERS if size >= 4 else api.SIDE
-    assert api.plan(16, 1 << 20, 4, size, 2)[::2] == (api.COLS, side_by)
+    side_by = Kernel.BLOCK_COLS if size >= 4 else Kernel.SIDE_COLS
+    assert planning.plan(16, 1 << 20, 4, size, 2).kernel == side_by
 
 
 @pytest.mark.parametrize("threads", [2, 3, 4])
@@ -761,22 +785,22 @@ def test_column_blocks_shared_evenly(threads, monkeypatch):
         (2, 64, 100003, 8),
         (1, 3, 5000001, 2),
     ]:
-        which, block, _ = api.plan(outer, n, inner, size, threads)
-        assert which == api.COLS and block < inner
+        chosen = planning.plan(outer, n, inner, size, threads)
+        block = chosen.block
+        assert chosen.kernel == Kernel.COLS and block < inner
         nblocks = -(-inner // block)
         assert outer * nblocks % threads == 0, (outer, n, inner, size)
         assert inner - (nblocks - 1) * block > block - nblocks, (outer, n, inner, size)
     # Too few blocks for the threads: as few pieces as share them equally.
     for outer, pieces in [(1, 2), (2, 1), (3, 2), (4, 1)]:
-        which, block, _ = api.plan(outer, 4096, 8192, 4, 2)
-        assert (which, block) == (api.COLS, 8192 // pieces), outer
+        chosen = planning.plan(outer, 4096, 8192, 4, 2)
+        assert (chosen.kernel, chosen.block) == (Kernel.COLS, 8192 // pieces), outer
     # And the kernels reduce such blocks: 5 blocks' worth of columns made 6 here.
-    monkeypatch.setattr(api, "SERIAL_BELOW_BYTES", 0)
-    monkeypatch.setattr(api, "COL_BLOCK_BYTES", 4096)
+    use_thresholds(monkeypatch, SERIAL_BELOW_BYTES=0, COL_BLOCK_BYTES=4096)
     rng = np.random.default_rng(17)
     for dtype in (np.dtype(np.float32), np.dtype(np.int8)):
         inner = 5 * 4096 // dtype.itemsize - 3
-        assert api.plan(1, 20, inner, dtype.itemsize, 2)[1] == -(-inner // 6)
+        assert planning.plan(1, 20, inner, dtype.itemsize, 2).block == -(-inner // 6)
         x = random_tensor(dtype, (20, inner), rng, special=0.3)
         for last in (0, 1):
             np.testing.assert_array_equal(argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last))

@@ -11,13 +11,16 @@ from conftest import (
     FLOATS,
     INTS,
     LAYOUTS,
+    PARALLEL,
+    SERIAL,
     onnx_argmax,
     random_tensor,
     special_values,
+    use_thresholds,
     with_layout,
 )
 
-import argmax_numba._api as api
+import argmax_numba.api as api
 from argmax_numba import argmax
 
 SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
@@ -147,3 +150,21 @@ def test_repeated_calls(dtype):
                     got = argmax(with_layout(x, layout), axis, keep, last)
                     assert got.shape == want.shape, (shape, axis, keep, layout)
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis} {layout}")
+
+
+@pytest.mark.parametrize("variant", ["serial", "parallel"])
+def test_thresholds_set_for_a_test_choose_the_kernels(variant, monkeypatch):
+    # Small inputs remember their call and repeat it without planning again. A test that
+    # sets ``planning``'s thresholds (``kernel_path``, ``use_thresholds``) must run the
+    # kernels they choose, even on an input whose call another variant remembered.
+    x = np.random.default_rng(3).standard_normal((8, 8)).astype(np.float32)
+    other, wanted = (PARALLEL, SERIAL) if variant == "serial" else (SERIAL, PARALLEL)
+    use_thresholds(monkeypatch, **other)
+    argmax(x, 1)
+    argmax(x, 1)  # remembered where it ran serially
+    chosen = []
+    real = api._choose
+    monkeypatch.setattr(api, "_choose", lambda *a: chosen.append(a[5]) or real(*a))
+    use_thresholds(monkeypatch, **wanted)
+    np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
+    assert chosen == [variant == "parallel"]
