@@ -119,11 +119,11 @@ def _our_argmax():
 def _cpu() -> str:
     """The CPU as LLVM names it, and its widest vectors: results differ most by these
     (the kernels' 64-byte vectors are one register with AVX-512, two with AVX2)."""
-    from llvmlite.binding import get_host_cpu_features, get_host_cpu_name
+    from ..runtime.target import host_cpu
 
-    features = get_host_cpu_features()
-    widest = next((name for name in ("avx512f", "avx2") if features.get(name)), "no avx2")
-    return f"{get_host_cpu_name()} ({widest})"
+    name, features = host_cpu()
+    widest = next((f for f in ("avx512f", "avx2") if f in features), "no avx2")
+    return f"{name} ({widest})"
 
 
 def _meta(settings: Settings) -> dict:

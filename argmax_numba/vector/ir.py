@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from llvmlite import ir
-from llvmlite.binding import get_host_cpu_name, get_process_triple
-from numba.core import cgutils, config
-from numba.core.codegen import get_host_cpu_features
+from numba.core import cgutils
 
 from ..dtypes import KeyKind
+from ..runtime.target import compile_target
 from .keys import float_key_ir
 
 __all__ = [
@@ -121,18 +120,7 @@ def lane_of(builder: ir.IRBuilder, mask: ir.Value, last) -> ir.Value:
     return builder.sub(top, _count_zeros(builder, mask, leading=True))
 
 
-def _target() -> tuple[str, list[str]]:
-    """The CPU name and features numba compiles for (as set by ``NUMBA_CPU_NAME`` and
-    ``NUMBA_CPU_FEATURES``, or read off the host); no name or features off x86-64."""
-    if get_process_triple().split("-")[0] != "x86_64":
-        return "", []
-    features = config.CPU_FEATURES
-    if features is None:
-        features = get_host_cpu_features()
-    return config.CPU_NAME or get_host_cpu_name(), features.split(",")
-
-
-_CPU, _FEATURES = _target()
+_CPU, _FEATURES = compile_target()
 # Whether a vector of VECTOR_BYTES is one register (x86-64 with AVX-512): LLVM splits it
 # into smaller ones elsewhere.
 _ONE_REGISTER = "+avx512f" in _FEATURES
