@@ -46,12 +46,12 @@ class RememberedCall(NamedTuple):
 # Repeated small calls (a classifier's logits, a decoding loop) then cost little more
 # than the kernel call.
 _PLANS: dict[tuple, RememberedCall] = {}
-# At most this many, all dropped when full (_MAX_PLANS in docs/performance.md).
+# At most this many, all dropped when full (docs/performance.md, _MAX_PLANS).
 _MAX_PLANS = 4096
 # (driver, dtype) -> whether the driver takes inputs of that dtype without a view
-# (``_entry``).
+# (``_takes_own_dtype``).
 _ENTRIES: dict[tuple, bool] = {}
-# np.empty takes a dtype faster than a type.
+# np.empty takes a dtype faster than a type (docs/performance.md, _INT64).
 _INT64 = np.dtype(np.int64)
 
 
@@ -142,7 +142,8 @@ def _takes_own_dtype(x: np.ndarray, view: np.ndarray, call: Call, last: int) -> 
     another dtype. A driver checks an array's item size, not its dtype, so it can read a
     float16 or bfloat16 input as the int16 array it was compiled for, without the view.
     (Drivers are called without numba's dispatch on types, which the checks before a
-    remembered call is used make safe.) Found once for each driver and dtype."""
+    remembered call is used make safe.) Found once for each driver and dtype, not once a
+    plan (docs/performance.md, "Small calls: one flag lookup and no view")."""
     if view.dtype is x.dtype:
         return False
     key = (call.entry, x.dtype)
@@ -199,7 +200,9 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     if type(axis) is int and type(keepdims) is int and type(select_last_index) is int:
         small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index))
         if small is not None:
-            if x.flags.carray:  # C-contiguous, aligned and writeable, one lookup (70 ns less)
+            # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
+            # "Small calls: one flag lookup and no view").
+            if x.flags.carray:
                 fn, view_dtype, in_shape, out_shape, extra, result_shape = small
                 view = x if view_dtype is None else x.view(view_dtype)
                 out = np.empty(out_shape, _INT64)
@@ -254,7 +257,8 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
         x, order = np.ascontiguousarray(x), tuple(range(ndim))
     # The same elements with the axes in an order in which they are C-contiguous go the
     # common way above (with its remembered calls for repeated small inputs); the result's
-    # axes are then put back in input order.
+    # axes are then put back in input order (docs/performance.md, "Small calls: one flag
+    # lookup and no view").
     pos = order.index(ax)
     result = _reduce_view(x.transpose(order), pos, keep, last)
     kept = order if keep else order[:pos] + order[pos + 1 :]

@@ -1,12 +1,13 @@
 """The element types ArgMax accepts, and how each one is reduced.
 
 Integers are compared as they are. Floating-point types are compared through an
-order-preserving signed-integer key of their bits (see ``_keys``). float16 and
+order-preserving signed-integer key of their bits (see ``vector.keys``). float16 and
 bfloat16, which numba cannot load as floats, reach the kernel as int16 views.
 
 bfloat16 is ``ml_dtypes.bfloat16``, looked up only once a dtype is not found among the
-others: importing ml_dtypes is slow (numpy registers its ufunc loops),
-and an array of it can only exist once ml_dtypes has been imported.
+others: importing ml_dtypes is slow (numpy registers its ufunc loops), and an array of
+it can only exist once ml_dtypes has been imported (docs/performance.md, "ml_dtypes
+imported only when a bfloat16 array appears").
 """
 
 from __future__ import annotations

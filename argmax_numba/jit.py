@@ -5,8 +5,10 @@ argument's dtype and the output rank. ``keepdims`` decides the output's rank, so
 must be a compile-time constant; ``axis`` and ``select_last_index`` may vary at run
 time. The input is made C-contiguous (a copy only if it is not), so a Fortran-ordered
 or strided argument costs one copy here, unlike from Python. The kernels are called
-through addresses kept in a table (``_task_table``); users' code holds no address of
-the running process, so their functions can be cached on disk.
+through addresses kept in a table (``runtime.table``), not linked into the user's
+function, which keeps its first compile short (docs/performance.md, "Compiled callers'
+first compile"); users' code holds no address of the running process, so their
+functions can be cached on disk.
 """
 
 from __future__ import annotations
@@ -31,13 +33,14 @@ __all__: list[str] = []
 
 # Outputs of at least this many bytes are backed by huge pages where Linux offers them
 # (as numpy does for its own arrays from 4 MiB): numba allocates without that advice, and
-# first touching 32 MiB of small pages took 8.6 ms here, against 1.1 ms with the advice.
+# first touching a large output of small pages is much slower than of huge ones
+# (docs/performance.md, HUGE_PAGE_BYTES).
 HUGE_PAGE_BYTES = 1 << 22
 # ... and start at a huge page: numba's runtime writes the first bytes of a new buffer
-# before the advice, which kept the huge page they fall in small: (4194304, 4) float32
-# along axis 1 from ``@njit`` made 528 page faults a call and took 1.17-1.32 of the time
-# from Python where numpy's output made 17; aligned (2 MiB more of address space, not of
-# memory), 17, and 0.94 of the time from Python in two runs, one where numpy's made 528.
+# before the advice, which kept the huge page they fall in small, so that a large output
+# from ``@njit`` took many more page faults, and more time, than numpy's from Python.
+# Aligning costs 2 MiB more of address space, not of memory (docs/performance.md,
+# ALIGN_BYTES).
 ALIGN_BYTES = 1 << 21
 _MADV_HUGEPAGE = 14
 _ADVISE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "aarch64")

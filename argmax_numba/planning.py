@@ -40,29 +40,36 @@ __all__ = [
 # (docs/performance.md, SERIAL_BELOW_BYTES).
 SERIAL_BELOW_BYTES = 3 << 18
 # Bytes of each row that one task of ``COLS`` reads as one stretch: longer stretches are
-# read faster, and the running maxima of a block stay in L2 (COL_BLOCK_BYTES).
+# read faster, and the running maxima of a block stay in L2 (docs/performance.md,
+# COL_BLOCK_BYTES).
 COL_BLOCK_BYTES = 1 << 16
 # Inner extents under this many bytes use ``NARROW`` where there are few blocks x[o]: it
-# reads rows side by side as one row of about LANE_BYTES (NARROW_BYTES, LANE_BYTES).
+# reads rows side by side as one row of about LANE_BYTES (docs/performance.md,
+# NARROW_BYTES, LANE_BYTES).
 NARROW_BYTES = 256
 LANE_BYTES = 1024
 # ``COLS`` splits the columns of a few blocks between tasks; in inputs of at least
 # NARROW_SPLIT_BYTES, pieces narrower than NARROW_PIECE_BYTES are read slower than rows
-# split between tasks by ``NARROW`` (NARROW_PIECE_BYTES).
+# split between tasks by ``NARROW``; smaller inputs, read from cache, are as fast in
+# ``COLS`` (docs/performance.md, NARROW_PIECE_BYTES, NARROW_SPLIT_BYTES).
 NARROW_PIECE_BYTES = 4096
 NARROW_SPLIT_BYTES = 8 << 20
 # Whole blocks narrower than a vector are read as rows side by side where that makes at
-# least SIDE_GROUPS wide rows; fewer are faster gathered (SIDE_GROUPS) ...
+# least SIDE_GROUPS wide rows; fewer are faster gathered (docs/performance.md,
+# SIDE_GROUPS) ...
 SIDE_GROUPS = 4
 # ... and, where a wide row takes several vectors, only where the wide rows times the
-# gathers a row takes are more than GATHERED_ROWS (GATHERED_ROWS).
+# gathers a row takes are more than GATHERED_ROWS (docs/performance.md, GATHERED_ROWS).
 GATHERED_ROWS = 16
-# A row is split across tasks only into pieces of at least this many elements.
+# A row is split across tasks only into pieces of at least this many elements
+# (docs/performance.md, MIN_ROW_CHUNK).
 MIN_ROW_CHUNK = 1 << 15
-# Whole rows of about this many elements in all make one task of the row kernels ...
+# Whole rows of about this many elements in all make one task of the row kernels
+# (docs/performance.md, ROW_TASK_ELEMENTS) ...
 ROW_TASK_ELEMENTS = 1 << 16
 # ... or a group of rows, where the row kernels search them so and that leaves every
-# thread at least this many tasks (each thread takes an equal count of tasks).
+# thread at least this many tasks (each thread takes an equal count of tasks)
+# (docs/performance.md, GROUP_TASKS).
 GROUP_TASKS = 4
 
 
@@ -110,14 +117,16 @@ class Plan(NamedTuple):
 
 @register_jitable
 def serial(outer: int, n: int, inner: int, itemsize: int) -> bool:
-    """Whether reducing ``(outer, n, inner)`` is faster on one thread than on the pool."""
+    """Whether reducing ``(outer, n, inner)`` is faster on one thread than on the pool
+    (docs/performance.md, SERIAL_BELOW_BYTES)."""
     return outer * n * inner * itemsize < SERIAL_BELOW_BYTES
 
 
 @register_jitable
 def is_short(n: int, itemsize: int) -> bool:
     """Whether rows of ``n`` elements of ``itemsize`` bytes go to ``SHORT_ROWS`` (rows of
-    one whole vector, 8 float64 or int64, are searched faster in groups)."""
+    one whole vector, 8 float64 or int64, are searched faster in groups:
+    docs/performance.md, "Rows of one whole vector searched in groups")."""
     if n < 2 or n * itemsize >= VECTOR_BYTES:
         return False
     if itemsize == 1 or (itemsize == 2 and n % 2 == 0):
@@ -168,7 +177,8 @@ def _plan_rows(outer: int, n: int, itemsize: int, threads: int) -> Plan:
         nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
     # Rows of up to CHUNK_ROW_BYTES in groups where every task of the driver holds whole
     # groups: fewer rows, read from cache, are searched faster one at a time
-    # (CHUNK_ROW_BYTES).
+    # (docs/performance.md, "Rows too few for a group in each task searched one at a
+    # time").
     group = VECTOR_BYTES // itemsize
     held = outer >= group and rows_per_task(outer, n, itemsize, threads) >= group
     if nchunks == 1 and n * itemsize <= CHUNK_ROW_BYTES and held:
@@ -195,12 +205,13 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
     # Rows read side by side by ``NARROW``: at least a vector's worth.
     m = max(-(-VECTOR_BYTES // (inner * itemsize)), LANE_BYTES // (inner * itemsize))
     # Few blocks x[o], whose rows ``NARROW`` splits between the cores. Many blocks go to
-    # the column kernels whole, large ones too (NARROW_BYTES).
+    # the column kernels whole, large ones too (docs/performance.md, "Many blocks go to
+    # `cols`, not `narrow`").
     few = outer < 4 * threads
     narrow = inner * itemsize < NARROW_BYTES and few
     block = max(VECTOR_BYTES, COL_BLOCK_BYTES) // itemsize  # (``COLS`` reads whole vectors)
     # Too few blocks for the cores: narrower ones, as few as give every thread an equal
-    # share (COL_BLOCK_BYTES) ...
+    # share (docs/performance.md, "Column runs: an equal share per thread") ...
     split = threads > 1 and outer * -(-inner // block) < 2 * threads
     if split:
         pieces = 1
@@ -209,7 +220,7 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
         block = max(64, -(-inner // pieces))
         # ... but not narrower than NARROW_PIECE_BYTES (a quarter of that for 8-bit data,
         # whose row numbers restart more often in ``NARROW``) in inputs read from memory:
-        # there, the rows are split.
+        # there, the rows are split (docs/performance.md, NARROW_PIECE_BYTES).
         least = NARROW_PIECE_BYTES // 4 if itemsize == 1 else NARROW_PIECE_BYTES
         large = outer * n * inner * itemsize >= NARROW_SPLIT_BYTES
         narrow = narrow or (large and block * itemsize < least)
@@ -220,7 +231,8 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
         return Plan(Kernel.NARROW, 0, m, nsplit)
     if threads > 1 and block < inner:
         # Blocks of equal width, as many as make a multiple of the threads in all: the
-        # parallel loop gives every thread an equal count of tasks (COL_BLOCK_BYTES).
+        # parallel loop gives every thread an equal count of tasks (docs/performance.md,
+        # "Column blocks of equal width, a multiple of the threads").
         nblocks = -(-inner // block)
         while outer * nblocks % threads:
             nblocks += 1
@@ -228,7 +240,8 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
         block = max(-(-inner // nblocks), VECTOR_BYTES // itemsize)
     if not split and block >= inner:
         # Whole blocks x[o] to a task, as many as make COL_BLOCK_BYTES (a task per small
-        # block cost more than reading it), at least four tasks per thread.
+        # block cost more than reading it), at least four tasks per thread
+        # (docs/performance.md, COL_BLOCK_BYTES).
         per = max(1, COL_BLOCK_BYTES // (n * inner * itemsize))
         if threads > 1:
             per = max(1, min(per, -(-outer // (4 * threads))))
@@ -242,12 +255,14 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
             gathers = n // m * -(-inner * itemsize // GATHER_BYTES)
             if n // m >= SIDE_GROUPS and (whole or gathers > GATHERED_ROWS):
                 # Rows side by side, in registers where a wide row is one vector and the
-                # wide rows are numbered in the lanes.
+                # wide rows are numbered in the lanes (docs/performance.md, "Blocks folded
+                # whole in registers").
                 if whole and n // m <= wide_row_span(itemsize):
                     return Plan(Kernel.BLOCK_COLS, block, 0, 0)
                 return Plan(Kernel.SIDE_COLS, block, 0, 0)
             # Whole groups of gathered blocks to a task: the blocks after a task's last
-            # group are searched one by one, ungathered (GATHER_BYTES).
+            # group are searched one by one, ungathered (docs/performance.md, "Whole
+            # groups of gathered blocks to a task").
             group = VECTOR_BYTES // slot  # blocks a gather
             if per >= group:
                 block = per // group * group * inner

@@ -32,9 +32,9 @@ from .compiling import TaskSpec
 __all__ = ["column_tasks"]
 
 # Each task is a closure over the key kind ``kind`` and ``last`` (constants of its code),
-# compiled by ``registry`` for one pair of them. The helpers a task calls (``search``,
-# ``across``, ...) and its constants (``ROW_LENGTH``, ``SLOT``) reach it as globals that
-# ``registry`` binds when it compiles the task; the names below only stand for them. (No
+# compiled for one pair of them (``registry.tasks_of``, ``compiling.TaskSet``). The
+# helper a task calls (``across``) and its constant (``SLOT``) reach it as globals bound
+# when the task is compiled; the names below only stand for them. (No
 # local variable of the factories may share a global's name: the tasks would hold it as a
 # closure cell, which numba's cache key pickles, and they would never be found in the
 # cache.)
@@ -76,19 +76,19 @@ def column_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
     def each_task(x, out, t, nblocks, block):
         # ``col_task`` for whole blocks x[o] narrower than a vector (``nblocks`` is 1), too
         # short for ``side_task``: gathered, or, for the blocks left over, each column of
-        # each block on its own, with no scratch but a row of keys. (A task of its own: in
-        # ``col_task`` these loops added 0.3-0.5 s to the first compile of every column
-        # layout.) Compiled once for each SLOT (below).
+        # each block on its own, with no scratch but a row of keys. A task of its own, so
+        # that these loops do not add to the first compile of every column layout, and
+        # compiled once for each SLOT, below (docs/performance.md, "One task per gather
+        # width").
         outer, n, inner = x.shape
         per = block // inner
         best = key_vector(inner, x, kind)
         lo, hi = t * per, min(t * per + per, outer)
         # A few blocks at a time, SLOT bytes of a row of each (GATHER_BYTES, or
         # SHORT_GATHER_BYTES or WIDE_GATHER_BYTES where ``plan`` finds rows that short or
-        # that long) in one vector
-        # (``gather_blocks``; in cache, against one column at a time: (65536, 8, 5) int16
-        # 24.6 -> 5.3 of the read bound, (21845, 8, 48) int8 11.0 -> 4.4), but not the
-        # last block of x, past whose end such a vector could reach.
+        # that long) in one vector (``gather_blocks``), much faster than one column at a
+        # time (docs/performance.md, GATHER_BYTES), but not the last block of x, past
+        # whose end such a vector could reach.
         piece, group = SLOT // x.itemsize, VECTOR_BYTES // SLOT
         if n <= GATHER_ROWS:
             end = hi - 1 if hi == outer and inner % piece else hi
@@ -103,16 +103,16 @@ def column_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
             blk = c_view(x, o * n * inner, n * inner)
             at = c_view(out, o * inner, inner)
             if inner >= 8:
-                # Row by row, so that LLVM vectorises across the columns (32 MiB, against
-                # column by column: (k, 3, 8) float32 5.5 -> 2.8 ms, (k, 3, 16) int8 20
-                # -> 8.7 ms) ...
+                # Row by row, so that LLVM vectorises across the columns, faster than
+                # column by column where there are enough columns (docs/performance.md,
+                # "Blocks left over: row by row or column by column") ...
                 for j in range(inner):
                     best[j] = key(blk[j], kind)
                     at[j] = 0
                 across(blk, best, at, 1, n, inner)
             else:
-                # ... but column by column where there are too few columns for a vector
-                # ((k, 3, 4) float32 5.5 against 14 ms row by row).
+                # ... but column by column where there are too few columns for a vector,
+                # where row by row is the slower.
                 for j in range(inner):
                     b, a = key(blk[j], kind), 0
                     for k in range(1, n):
@@ -166,13 +166,14 @@ def column_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
     def block_task(x, out, t, nblocks, block):
         # ``side_task`` for blocks whose wide row is one vector (``inner`` divides the
         # lanes) and whose wide rows are numbered in the data's width: the whole block in
-        # registers (``side_block``). (A task of its own: in one with ``side_task``'s
-        # loops, a first call compiled both, 0.90 s against 0.37-0.51 s for this one.)
+        # registers (``side_block``). A task of its own: in one with ``side_task``'s
+        # loops, a first call would compile both (docs/performance.md, "Blocks folded
+        # whole in registers").
         outer, n, inner = x.shape
         per = block // inner
         lanes = lane_count(x)
         m = lanes // inner
-        rows = n // m  # (counted here: divided in the loop, (k, 16, 4) float32 took 1.14x)
+        rows = n // m  # (counted here: a division inside the loop is slower)
         best = key_vector(lanes, x, kind)
         at = empty(lanes, np.int64)  # each lane's wide row
         for o in range(t * per, min(t * per + per, outer)):
@@ -188,7 +189,8 @@ def column_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
         # form one wide row of lanes, folded as ``col_task`` folds a block; then, in one
         # loop, the m lanes of each column are merged and the rows left over scanned.
         # (A loop of their own over the columns of the rows left over, which LLVM
-        # vectorised, took 0.2 s of the task's 0.75 s first compile.)
+        # vectorised, took a good part of the task's first compile: docs/performance.md,
+        # "The narrow task's merge and leftover rows in one loop".)
         n, inner = x.shape[1], x.shape[2]
         o = t // nsplit
         r0 = (t - o * nsplit) * per
@@ -233,7 +235,8 @@ def column_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
         for fn in (col_task, side_task, block_task)
     }
     specs["narrow_task"] = TaskSpec(narrow_task, "narrow_task", {}, {})
-    # One task per gather width: a first call compiles only the one it runs.
+    # One task per gather width: a first call compiles only the one it runs
+    # (docs/performance.md, "One task per gather width").
     for name, slot in (
         ("each_task", GATHER_BYTES),
         ("each_short_task", SHORT_GATHER_BYTES),

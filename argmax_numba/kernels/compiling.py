@@ -46,9 +46,9 @@ def compile_function(
 
 
 class TaskSet(dict):
-    """The compiled tasks of one key kind and ``last``, by name, each made on first use
-    (a first call needs one of them; numba's dispatchers for all of them at once cost a
-    few milliseconds)."""
+    """The compiled tasks of one key kind and ``last``, by name, each made on first use:
+    a first call needs one of them, and numba's dispatchers for all of them at once would
+    slow it (docs/performance.md, "Tasks and drivers made on first use")."""
 
     def __init__(self, specs: dict[str, TaskSpec], tag: str):
         super().__init__()

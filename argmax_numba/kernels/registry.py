@@ -10,11 +10,13 @@ compiled compiles only its task.
 
 The driver receives the compiled task's address at run time and calls through it
 (``runtime.calls``): a driver that called its task by name would carry and re-optimise
-its own copy of it, and so would every user's function that calls ``argmax``.
+its own copy of it, and so would every user's function that calls ``argmax``
+(docs/performance.md, "Tasks called through their address").
 
 Each task is compiled for one value of ``last`` (``select_last_index``), a constant of
 its code: a first call compiles the search for the first occurrence only, or for the
-last only. The drivers take ``last`` at run time and are given the task compiled for it.
+last only. The drivers take ``last`` at run time and are given the task compiled for it
+(docs/performance.md, "Tasks compiled per value of select_last_index").
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ __all__ = ["KERNELS", "KERNEL_SETS", "KernelCode", "KernelSet", "tasks_of"]
 # ``task(*head, t, *tail)`` for each task number t: ``where`` is the task's address,
 # ``run_tasks`` the serial or the parallel loop (``runtime.parallel``). ``PARALLEL`` is
 # whether the driver is the parallel one; ``per_task`` is ``planning.rows_per_task``,
-# inlined (a call of a function of its own costs a first call more compile time).
+# inlined (a call of a function of its own costs a first call more compile time:
+# docs/performance.md, "Helpers as intrinsics").
 # ``KIND`` is the key kind of the driver's tasks. ``_build`` binds all four.
 KIND = PARALLEL = per_task = run_tasks = None
 
@@ -174,7 +177,8 @@ class KernelCode(NamedTuple):
         """The driver compiled for inputs of ``dtype``, as Python calls it without numba's
         dispatch on the arguments' types, which the caller must make ``driver_types``.
         (Dispatch types an array of a new kind in Python, and numba's typing of arrays
-        imports ``numpy.ma``: a noticeable part of a first call.)"""
+        imports ``numpy.ma``: a noticeable part of a first call; docs/performance.md,
+        "The driver's entry point called without dispatch".)"""
         found = self.entries.get((dtype, writeable))
         if found is None:
             types_ = self.driver_types(dtype, writeable)
@@ -243,7 +247,8 @@ _PER_TASK = compile_function(rows_per_task, "rows_per_task_inline", {}, inline="
 class _KernelSets(dict):
     """The kernels of each (key kind, parallel), created on first use (numba's
     dispatchers for all of them at import would slow ``import argmax_numba``). A dict, so
-    that a lookup costs what a dict's does."""
+    that a lookup costs what a dict's does (docs/performance.md, "Tasks and drivers made
+    on first use")."""
 
     def __missing__(self, key: tuple[int, bool]) -> KernelSet:
         if key not in KERNEL_SETS:

@@ -22,9 +22,10 @@ from .compiling import TaskSpec
 __all__ = ["row_tasks"]
 
 # Each task is a closure over the key kind ``kind`` and ``last`` (constants of its code),
-# compiled by ``registry`` for one pair of them. The helpers a task calls (``search``,
-# ``across``, ...) and its constants (``ROW_LENGTH``, ``SLOT``) reach it as globals that
-# ``registry`` binds when it compiles the task; the names below only stand for them. (No
+# compiled for one pair of them (``registry.tasks_of``, ``compiling.TaskSet``). The
+# helpers a task calls (``search``, ``by_element``, ``short``) and its constants
+# (``ROW_LENGTH``) reach it as globals bound when the task is compiled; the names below
+# only stand for them. (No
 # local variable of the factories may share a global's name: the tasks would hold it as a
 # closure cell, which numba's cache key pickles, and they would never be found in the
 # cache.)
@@ -36,8 +37,9 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
 
     def row_search(x, o, start, stop):
         # The maximum key of ``x[o, start:stop]`` and its position, searched with
-        # vectors a run at a time (inlined into the tasks: a call per row of a few
-        # hundred bytes cost 3 ns of 5-15).
+        # vectors a run at a time. Inlined into the tasks: for rows of a few hundred
+        # bytes, a call per row is a large part of the row's time (docs/performance.md,
+        # "The row search inlined into the tasks").
         step = lane_span(x)
         flat = o * x.shape[1]
         best = key(x[o, start], kind)
@@ -51,7 +53,7 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
 
     def element_rows(x, out, lo, hi, n):
         # Rows lo..hi of ``n`` elements, one element at a time (the last rows of
-        # ``group_rows``, where a group's vector loads would leave the array, and inputs
+        # ``group_rows_task``, where a group's vector loads would leave the array, and inputs
         # of fewer rows than a group). Views that start at row lo, so that indices are
         # known not to be negative (numba would otherwise wrap them, per element).
         flat = c_view(x, lo * n, (hi - lo) * n)
@@ -72,8 +74,8 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
     def short_rows(x, out, lo, hi, n):
         # Rows lo..hi of a constant length ``n``, a vector of rows at a time, from the
         # first row whose output starts a 64-byte line (the rows before it first): a
-        # store across two lines costs two (8M rows of 2 int8, the output mapped, 7.6 ->
-        # 4.5 ms on an Intel Xeon; of 4, 6.3 -> 5.3 ms).
+        # store across two lines costs two (docs/performance.md, "Groups of short rows
+        # start at an output line").
         group = short_group_rows(x, n)
         head = min(hi - lo, (-(out.ctypes.data >> 3) - lo) & 7)
         if head > 0:
@@ -90,7 +92,8 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
 
     def chunk_rows_task(x, out, t, per):
         # Rows longer than GROUP_ROW_BYTES, up to CHUNK_ROW_BYTES, a group at a time, their
-        # vectors folded first (the task's last group may have fewer rows).
+        # vectors folded first (the task's last group may have fewer rows). A task of its
+        # own, like ``group_rows_task`` (docs/performance.md, "Row tasks of their own").
         lo, hi = t * per, min((t + 1) * per, x.shape[0])
         group = lane_count(x)
         for o in range(lo, hi, group):
@@ -102,11 +105,11 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
         # the array: up to ``stop``, a row or two before the array's end. The rows left
         # over in a task that holds a group make a group that ends at ``stop`` (some rows
         # are searched twice); the rows after it, and those of a task that holds no
-        # group, are searched one element at a time (all the last task's rows after its
-        # last whole group were before; now (1000, 100) int8 takes 0.61 of the time,
-        # (300, 100) int8 0.65). (A task of its own, without the vector search of long
-        # rows: in one task with it, the first call compiled both; float32, 0.61 s for
-        # this task against 1.03 s for both.)
+        # group, are searched one element at a time, rather than all the last task's rows
+        # after its last whole group (docs/performance.md, "The array's last rows in one
+        # more group"). A task of its own, without the vector search of long rows: in one
+        # task with it, the first call would compile both (docs/performance.md, "Row
+        # tasks of their own").
         outer, n = x.shape
         lo, hi = t * per, min((t + 1) * per, outer)
         wide = n * x.itemsize > VECTOR_BYTES
@@ -131,9 +134,10 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
 
     def short_any_task(x, out, t, per):
         # Every short length in one task, for compiled callers: a compiled caller must
-        # have every length ready before it runs (``_task_table``), and one task with a
+        # have every length ready before it runs (``runtime.table``), and one task with a
         # branch per length compiles faster than eleven, and than a ``literal_unroll``
-        # over the lengths (0.3-0.4 s more). (``lane_count`` is a constant: LLVM drops
+        # over the lengths (docs/performance.md, "One task for every short length, for
+        # compiled callers"). (``lane_count`` is a constant: LLVM drops
         # the branches for the rows of 8- and 16-bit elements from other dtypes' code;
         # 16-bit rows longer than SHORT_ROW are only of an even length.)
         lo, hi = t * per, min((t + 1) * per, x.shape[0])

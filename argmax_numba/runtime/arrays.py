@@ -1,9 +1,10 @@
 """Arrays the kernels make: scratch vectors and views of C-contiguous buffers.
 
 Made with a few LLVM instructions each, not numba's ``np.empty`` and ``reshape``:
-those compile helper functions per call site and signature, 0.03-0.1 s each of a
-first call. The kernels only ever need uninitialised 1-D scratch and reinterpreted
-C-contiguous buffers whose bounds they have computed themselves.
+those compile helper functions per call site and signature, each adding to a first call
+(docs/performance.md, "Helpers as intrinsics"). The kernels only ever need uninitialised
+1-D scratch and reinterpreted C-contiguous buffers whose bounds they have computed
+themselves.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ __all__ = ["as_dtype", "c_view", "empty", "to_fixed_tuple", "vector_codegen"]
 
 
 def populate_array(array, **fields) -> None:
-    """numba's ``populate_array``, imported when code is generated: its module takes
-    0.04 s to import, which a process that only loads compiled code need not spend."""
+    """numba's ``populate_array``, imported when code is generated: a process that only
+    loads compiled code need not spend the time its module takes to import
+    (docs/performance.md, "Helpers as intrinsics")."""
     from numba.np.arrayobj import populate_array as populate
 
     populate(array, **fields)

@@ -1,13 +1,13 @@
 """Calls of compiled code through its address.
 
 A numba function that calls another links in a copy of the callee and optimises it
-again (a ``prange`` loop does so twice: its body is a function of its own). For a
-column task that is about 0.6 s of a first call. The drivers therefore receive the
+again (a ``prange`` loop does so twice: its body is a function of its own); for a
+column task that is a large part of a first call. The drivers therefore receive the
 compiled task's address at run time and call through it: the task is compiled once,
-the driver stays small, and both are cached on disk separately. ``argmax`` inside
-users' ``@njit`` code calls the drivers the same way, with addresses it finds in a
-table (``_task_table``), since an address held in their code would be stale in the
-next process.
+the driver stays small, and both are cached on disk separately (docs/performance.md,
+"Tasks called through their address"). ``argmax`` inside users' ``@njit`` code calls
+the drivers the same way, with addresses it finds in a table (``runtime.table``),
+since an address held in their code would be stale in the next process.
 """
 
 from __future__ import annotations

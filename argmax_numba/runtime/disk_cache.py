@@ -7,13 +7,14 @@ module but made of LLVM IR that others generate (a float's key, the folds, the g
 so a change to one of those alone, in a source checkout or an editable install, would
 leave numba loading code compiled from the old IR: wrong results, or a crash. The
 package's functions are therefore found by locators whose freshness stamp is a hash of
-every module of the package (but the benchmark's), computed once a process (0.6 ms
-on the Intel Xeon).
+every module of the package (but the benchmark's), computed once a process
+(docs/performance.md, "The disk cache stamped with a hash of every module").
 
 Before it loads a function, numba fills its typing and lowering registries, importing
-much of itself: about 0.1 s of a first call with a warm cache. Loaded code needs only
+much of itself: a large part of a first call with a warm cache. Loaded code needs only
 numba's runtime to run, so the package's functions load without the rest; numba's
-compiler fills the registries itself when something is next compiled.
+compiler fills the registries itself when something is next compiled
+(docs/performance.md, "Compiled code loaded without numba's registries").
 """
 
 from __future__ import annotations

@@ -14,14 +14,14 @@ Where TBB still cannot be had, the wrapper falls back to the serial kernels in a
 child forked after the parent ran parallel code under OpenMP, and serialises calls
 under the ``workqueue`` layer, which is not thread-safe.
 
-The task loops: the parallel loop calls the threading layer's ``parallel_for`` itself, the function
-that numba's own parallel loops (``prange``) end in, with a small kernel of its own
-that runs a range of tasks. A ``prange`` loop costs its function's first compile far
-more than the loop: numba's parallel passes and a second function for the loop body.
-Here the loop is plain code and the driver a serial function, which compiles in about
-half the time, and the calls take as long (docs/performance.md, "Parallel loop over the
-threading layer instead of prange"). The tasks are split as ``prange`` splits its loop:
-into one range of consecutive tasks per thread.
+The task loops: the parallel loop calls the threading layer's ``parallel_for`` itself,
+the function that numba's own parallel loops (``prange``) end in, with a small kernel of
+its own that runs a range of tasks. A ``prange`` loop costs its function's first compile
+far more than the loop: numba's parallel passes and a second function for the loop body.
+Here the loop is plain code and the driver a serial function, which compiles faster,
+and the calls take as long (docs/performance.md, "Parallel loop over the threading layer
+instead of prange"). The tasks are split as ``prange`` splits its loop: into one range
+of consecutive tasks per thread.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def _unpack(builder, head, tail, count_head: int, count_tail: int) -> tuple[list
 @intrinsic
 def serial_tasks(typingctx, ntasks, where, head, tail):
     """``task(*head, t, *tail)`` for t in range(ntasks), in order, where ``where`` is
-    the address of ``task`` compiled for those types (``_calls.task_address``)."""
+    the address of ``task`` compiled for those types (``calls.task_address``)."""
     head_types, tail_types = _check(ntasks, where, head, tail)
     arg_types = _task_types(head_types, tail_types)
 

@@ -2,14 +2,14 @@
 
 Inside ``@njit`` code ``argmax`` calls the same drivers as from Python, and the drivers
 call their task, all through addresses (``calls``): code called by name would be
-linked into every user's function and optimised again there, seconds of its first
-compile. An address is only valid in the process that compiled the code, so users'
-code does not hold one. It reads it from a table under a fixed symbol name, at a slot
-that depends only on (kernel, key kind, dtype, writeable, role): the serial driver,
-the parallel one, or the task for one value of ``last``. ``run_plan`` fills the
-slots when the user's code is compiled and puts the fill in the code's reload list,
-which numba runs whenever it loads that code from its disk cache, before the code can
-run.
+linked into every user's function and optimised again there, a large part of its first
+compile (docs/performance.md, "Tasks called through their address"). An address is
+only valid in the process that compiled the code, so users' code does not hold one. It
+reads it from a table under a fixed symbol name, at a slot that depends only on
+(kernel, key kind, dtype, writeable, role): the serial driver, the parallel one, or the
+task for one value of ``last``. ``run_plan`` fills the slots when the user's code is
+compiled and puts the fill in the code's reload list, which numba runs whenever it
+loads that code from its disk cache, before the code can run.
 
 The symbol carries the table's layout version: code compiled against one layout must
 not read another, so any change to the slots, the kernels or their argument types

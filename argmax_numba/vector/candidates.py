@@ -3,7 +3,8 @@
 numba compiles a conditional expression to branches, which LLVM does not always turn
 back into selects, and then the loops around it do not vectorise; these helpers emit
 selects and masks directly. They are intrinsics rather than numba functions because
-each numba function is compiled on its own, about 0.05 s of a first call.
+each numba function is compiled on its own, which adds to a first call
+(docs/performance.md, "Helpers as intrinsics").
 ``merge_candidates`` merges the candidates of tasks that each searched a piece.
 """
 
@@ -69,7 +70,8 @@ def merge_candidates(typingctx, out, keys, rows, nsplit, last):
     a run-time value: the latest).
 
     (In LLVM IR: as a numba function inlined into a driver, with numba's index guards,
-    it took 0.15-0.25 s of the driver's first compile.)"""
+    it added much to the driver's first compile; docs/performance.md, "Helpers as
+    intrinsics".)"""
     arrays = (out, keys, rows)
     if not all(isinstance(a, types.Array) and a.layout == "C" for a in arrays):
         raise errors.TypingError("merge_candidates(): out, keys and rows must be C-contiguous")

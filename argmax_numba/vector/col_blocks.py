@@ -5,8 +5,9 @@ that holds it. Written as numba loops around the fold of groups of rows
 (``emit_rows_fold``, then an intrinsic of its own), the setup of the running values
 and the pass that turns row numbers into output took LLVM longer to optimise than the
 fold itself (LLVM vectorised each of those loops with an epilogue, and numba's
-indexing guards negative indices): the column task's first compile took 0.9-1.25 s on
-an Intel Xeon. Written here with whole vectors, it is one loop nest around the fold.
+indexing guards negative indices), and the column task's first compile was slow. Written
+here with whole vectors, it is one loop nest around the fold, which compiles in much
+less time (docs/performance.md, "The column fold in LLVM IR").
 """
 
 from __future__ import annotations
@@ -72,9 +73,8 @@ def fold_block(typingctx, x, first, n, stride, width, best, hit, out, at, kind, 
         # so the first row is folded with the others: a row equal to it is taken only for
         # ``last``; otherwise every row so far equals it and the output keeps row 0. (A
         # start of row 0's keys left n - 1 rows, and a group of them folded one row at a
-        # time: 64 MiB, per-round ratios to the read bound, (65536, 64, 16) int8 along
-        # axis 1 2.31 -> 1.98, (8192, 64, 16) int64 1.44 -> 1.27, (256, 65536) float32
-        # along axis 0 1.19 -> 1.14.)
+        # time, which was slower: docs/performance.md, "Running maxima start below every
+        # key".)
         least = ir.Constant(key_vty, lowest_key(spec.kind, spec.bits, spec.unsigned))
         with cgutils.for_range(builder, vectors) as loop:
             builder.store(least, slot(best_data, key_vty, loop.index), align=spec.bits // 8)
@@ -85,8 +85,9 @@ def fold_block(typingctx, x, first, n, stride, width, best, hit, out, at, kind, 
         def take_rows(k0, v, column, inside=None):
             # The row numbers in slot v of the stretch from row k0, where it has one, into
             # the output from ``column`` on (only the lanes ``inside``, if given); the
-            # slot cleared. (A select, not a branch: for 8-bit data, 120-row stretches, a
-            # loop of selects took 1.70 of the read bound in cache, one of branches 1.96.)
+            # slot cleared. (A select, not a branch: for 8-bit data, whose stretches are
+            # of 120 rows, a loop of selects is faster than one of branches;
+            # docs/performance.md, "Row numbers taken with selects".)
             hit_at = slot(hit_data, hit_vty, v)
             hits = builder.load(hit_at, align=spec.hit_bits // 8)
             out_at = builder.bitcast(builder.gep(rows_out, [column]), row_vty.as_pointer())

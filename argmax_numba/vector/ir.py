@@ -26,7 +26,8 @@ __all__ = [
     "vector_at",
 ]
 
-# Bytes per vector: one 512-bit register, or two 256-bit ones.
+# Bytes per vector: one 512-bit register, or two 256-bit ones (docs/performance.md,
+# VECTOR_BYTES).
 VECTOR_BYTES = 64
 
 
@@ -136,8 +137,9 @@ _BARRIER = _ONE_REGISTER and _CPU.startswith("znver")
 def loaded(builder, value: ir.Value) -> ir.Value:
     """``value``, a vector of ``VECTOR_BYTES`` just loaded, kept in a register: an empty
     inline assembly block stops LLVM from merging the load into a masked instruction (a
-    blend or compare that reads memory under a mask), which took twice the time on 64
-    MiB of int32 rows of 16 (AMD Zen 5). Only on AMD Zen processors with AVX-512."""
+    blend or compare that reads memory under a mask), which is slower there, as on rows
+    of 16 int32 (docs/performance.md, "A load barrier on AMD Zen with AVX-512"). Only on
+    AMD Zen processors with AVX-512."""
     if not _BARRIER or value.type.count * value.type.element.width != 8 * VECTOR_BYTES:
         return value
     fnty = ir.FunctionType(value.type, [value.type])

@@ -42,9 +42,9 @@ def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
 
     Four vector operations: the magnitude, NaNs' clamped to one (an unsigned minimum),
     and its negation where the bits, as a signed integer, are those of -inf or below
-    (negative numbers but NaN). A select for NaN after the sign had made five; one
-    operation fewer took gathered tiny blocks and short rows of floats 0.88-0.95 of the
-    time (64 MiB, one process, against the five)."""
+    (negative numbers but NaN). A select for NaN after the sign had made five, and the
+    operation saved shows in the gathered tiny blocks and short rows of floats
+    (docs/performance.md, "Float keys in four vector operations")."""
     inf_bits, mag_mask = _FLOAT_BITS[kind]
     width = bits.type
     zero = ir.Constant(width, 0)
@@ -108,10 +108,8 @@ def key_vector(typingctx, size, like, kind):
 # many as the data's, at most INDEX_BITS. Narrower than 32- and 64-bit data, they cut the
 # bytes of running values read and written for each group of rows by a quarter (float32)
 # to three eighths (float64), at the cost of a pass over a run's row numbers every 32,760
-# rows (64 MiB, AMD Zen 4, against the read bound, 4-6 alternating rounds: (256, 256, 256)
-# float32 along axis 0 1.48 -> 1.31, int32 1.46 -> 1.23, along axis 1 1.45 -> 1.31, (k,
-# 64, 16) int32 along axis 1 1.56 -> 1.27; compiled for AVX2 on the same machine, even or
-# 2-5% faster).
+# rows (120 for 8-bit data). That made 32-bit data faster along both axes, and no slower
+# compiled for AVX2 (docs/performance.md, INDEX_BITS).
 INDEX_BITS = 16
 
 

@@ -8,7 +8,7 @@ bits; two once the best so far is above zero), apart for each block of ``BLOCK_C
 chunks, and reduces them to the run's maximum. Where that beats the best of the row so
 far, the second finds the first (or last) block that holds it from those maxima, reads
 that block again, from cache, and finds the chunk and lane that hold it, without a
-branch on the data. (Short rows are searched many at once: ``_row_groups``.)
+branch on the data. (Short rows are searched many at once: ``vector.row_groups``.)
 ``emit_rows_fold`` works across rows instead, for each column of a block: a group of
 rows is folded into running maxima and row numbers that stay in registers meanwhile.
 Both are written in LLVM IR (numba would keep such lane state in memory), with vector
@@ -62,64 +62,50 @@ __all__ = [
     "lanes_of",
 ]
 
-# Bytes one ``lane_argmax`` call reads: its second pass reads them again, from L1.
+# Bytes one ``lane_argmax`` call reads: its second pass reads them again, from L1
+# (docs/performance.md, RUN_BYTES).
 RUN_BYTES = 1 << 14
 # Chunks whose running maxima ``lane_argmax`` keeps apart, as a block: its second pass
-# reads only the block that holds the maximum, not the whole run (one thread, rows in
-# cache, against the read bound: int8 rows of 16 KiB 1.71 -> 1.19, float32 rows of 32
-# KiB 1.47 -> 1.23, float32 rows of 4 KiB 1.80 -> 1.70; rows of one block as before).
+# reads only the block that holds the maximum, not the whole run, which matters most for
+# long rows read from cache (docs/performance.md, BLOCK_CHUNKS).
 BLOCK_CHUNKS = 16
 # ``lane_argmax`` does not fetch ahead: its rows, longer than ``CHUNK_ROW_BYTES``, and
-# pieces of them are left to the hardware's stream detection, as fetching 8 KiB ahead made
-# them slower (64 MiB, AMD Zen 4, against the read bound, one process each, 9 interleaved
-# rounds: (1, 16777216) float64 1.17 -> 1.01, float32 1.25 -> 1.08, (k, 262144) float32
-# 1.35 -> 1.15, (4, 2097152) float64 1.20 -> 1.06, (1, 16777216) bfloat16 1.62 -> 1.39).
+# pieces of them are left to the hardware's stream detection, as fetching ahead made them
+# slower (docs/performance.md, "Long rows not fetched ahead").
 
-# Rows per call of ``emit_rows_fold`` that it unrolls (measured on float64 columns of
-# 1 KiB: 2x faster than a loop over the rows) ...
+# Rows per call of ``emit_rows_fold`` that it unrolls, so that their loads are issued
+# together: faster than a loop over the rows (docs/performance.md, FOLD_ROWS) ...
 FOLD_ROWS = 8
-# ... and for rows at least FAR_ROW_BYTES apart, which are read faster fewer at a time
-# (fewer streams: measured on 64 MiB of float32 and int8, rows 4-256 KiB apart, 1.3-1.5
-# of the read bound instead of 1.5-1.75; rows 1 KiB apart are faster with 8).
+# ... and for rows at least FAR_ROW_BYTES apart, which are read faster fewer at a time,
+# as fewer streams of reads at once (docs/performance.md, FAR_FOLD_ROWS, FAR_ROW_BYTES);
+# nearer rows are faster with FOLD_ROWS.
 FAR_FOLD_ROWS = 4
 FAR_ROW_BYTES = 4096
 # Where a vector takes several registers (AVX2 and narrower), rows of at least
 # ALONG_ROW_BYTES (and under FAR_ROW_BYTES) are folded one at a time, in the order of
 # their bytes in memory, the running maxima read from cache and written back for each row:
 # faster than a group of rows read a vector of columns at a time, where the rows are long
-# enough (64 MiB along axis 1, against the read bound, AVX2 (AMD Zen 3), 8 rows a group
-# against one: (256, 256, 256) float32 1.73 -> 1.23, (256, 256, 1024) int8 1.75 -> 1.29,
-# (256, 256, 128) float64 1.48 -> 0.99, (k, 64, 128) float32 1.94 -> 1.18; rows of 192
-# bytes, (k, 64, 192) int8 1.93 -> 1.56; but rows of 128 bytes slower, (k, 64, 128) int8
-# 1.68 -> 1.97, (k, 64, 16) float64 1.17 -> 1.60). The same where one register holds a
-# vector but its instructions run in halves (``SPLIT_VECTOR``: AMD Zen 4, 64 MiB along axis
-# 1, groups against one row: (256, 256, 128) float64 2.19 -> 1.43, (256, 256, 256)
-# float32 2.07 -> 1.43, (256, 256, 1024) int8 2.13 -> 1.58, (k, 100, 100) float64 2.28 ->
-# 1.40). With whole 512-bit units (AMD Zen 5), groups read (256, 256, 256) float32 at
-# 1.0-1.2 of the read bound.
+# enough; shorter rows are faster in groups. The same where one register holds a vector
+# but its instructions run in halves (``SPLIT_VECTOR``, AMD Zen 4). With whole 512-bit
+# units, groups are fast, so other CPUs keep them (docs/performance.md,
+# ALONG_ROW_BYTES).
 ALONG_ROW_BYTES = 192
 # ``emit_rows_fold`` fetches near rows this many bytes on (at least the next group of rows):
 # where that is more than one group, rows under 1 KiB, it was faster than fetching the next
-# group (64 MiB along axis 1, medians of 15-21 interleaved rounds: (8192, 64, 16) float64
-# 1.71-2.17 -> 1.31-1.61 of the read bound, int64 1.77 -> 1.50, (16384, 64, 16) float32
-# 1.54 -> 1.30, (1024, 256, 256) int8 1.47 -> 1.38; rows of 512 bytes unchanged).
+# group (docs/performance.md, FOLD_AHEAD_BYTES) ...
 FOLD_AHEAD_BYTES = 8192
 # ... twice as far for rows of LONG_FOLD_ROW_BYTES or more: where memory is fast, two
-# cores read rows 1 KiB apart faster so (64 MiB along axis 1, per-round ratios to the read
-# bound in alternating order, 40 rounds each with the read bound under 0.95 ms: (256, 256,
-# 256) float32 1.198 -> 1.008, int16 1.198 -> 1.060, uint8 1.354 -> 1.204; even where it
-# is slower, and 32 KiB was worse everywhere). Shorter rows keep FOLD_AHEAD_BYTES: int8
-# rows of 100 bytes were 4-9% slower twice as far.
+# cores read rows 1 KiB apart faster so, and it costs nothing where memory is slower;
+# farther still was worse. Shorter rows keep FOLD_AHEAD_BYTES, as they are slower fetched
+# twice as far (docs/performance.md, LONG_FOLD_ROW_BYTES).
 LONG_FOLD_ROW_BYTES = 1024
 # Groups of FAR_FOLD_ROWS rows (rows FAR_ROW_BYTES or more apart) fetch their own rows this
 # far on, and near the end of the width the next group's rows from their start, in the
 # order the rows are read; rows of a partial group (the last of a block) fetch their own
 # rows as far on. Fetching the next group at the same columns instead, a whole pass over
 # the width ahead, let the lines fall out of L1 before their turn (and fetched each line
-# twice, along and ahead). 64 MiB along axis 0, per-round ratios to the read bound, 12
-# interleaved rounds: (256, 65536) float32 1.29 -> 1.16, float64 1.24 -> 1.15, (256,
-# 262144) int8 1.38 -> 1.28, (256, 131072) uint16 1.34 -> 1.23, (16, 1048576) float32
-# 1.82 -> 1.68, (7, 2396745) float32 even; 1 KiB, 3 KiB and 4 KiB were slower than 2 KiB.
+# twice, along and ahead). Nearer and farther distances were slower
+# (docs/performance.md, FAR_ALONG_BYTES).
 FAR_ALONG_BYTES = 2048
 
 
@@ -136,16 +122,16 @@ def fold_rows(builder, row_bytes: ir.Value) -> ir.Value:
     return at_least(FAR_ROW_BYTES, FAR_FOLD_ROWS, near)
 
 
-# ``lane_slots`` is an intrinsic, not a compiled function of its own, which took
-# 0.04-0.10 s of the first call of a column layout.
+# ``lane_slots`` is an intrinsic, not a compiled function of its own, which added to
+# the first call of a column layout (docs/performance.md, "A partial last vector in a
+# slot of its own").
 @intrinsic
 def lane_slots(typingctx, width, lanes):
     """Elements of ``best`` and ``hit`` that ``emit_rows_fold`` uses for ``width``
     columns, ``lanes`` to a vector: a partial last vector gets a whole one of its own.
     Overlapping the vector before it, its maxima were read right after that vector's were
-    written for each row folded, which stalled the loads (64 MiB along axis 1 one row at a
-    time, AMD Zen 4, against the read bound: (k, 100, 100) int16 2.23 against 1.56 for
-    (k, 100, 96), (k, 100, 60) float32 1.85 against 1.34 for (k, 100, 64))."""
+    written for each row folded, which stalled the loads, most where rows are folded one
+    at a time (docs/performance.md, "A partial last vector in a slot of its own")."""
 
     def codegen(context, builder, sig, args):
         size, count = (
@@ -233,9 +219,10 @@ class _Run:
 
     def tail(self):
         """The tail as one vector, its lanes past the end undefined: loaded directly, or
-        with a masked load near the end of the array, where the load would leave it (a
-        copy through memory instead took a (10, 10) int8 call, whose last six rows end
-        that near, from 350 to 520 ns)."""
+        with a masked load near the end of the array, where the load would leave it; a
+        copy through memory instead was slower for small arrays, whose last rows all end
+        that near (docs/performance.md, "The last vector of a row read with a masked
+        load")."""
         builder, i64 = self.builder, ir.IntType(64)
         buffer = cgutils.alloca_once(builder, self.vty)
         end = builder.add(builder.add(self.first, self.count), ir.Constant(i64, self.lanes - 1))
@@ -427,10 +414,10 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
             # Where the floor's key is above zero's (or equal to it, for the first
             # occurrence, where a tie does not win), no negative float, -0.0 included,
             # can be the maximum searched for, so the signed minimum is not needed: two
-            # instructions per chunk, not three. One long row, against the read bound:
-            # float64 (128 MiB) 1.12-1.16 -> 1.05-1.08, float32 1.20 -> 1.13, float16
-            # 1.29 -> 1.19, bfloat16 1.22 -> 1.07. A block whose signed maximum is
-            # negative then shows a key below the floor, or NaN's.
+            # instructions per chunk, not three, which makes long float rows faster
+            # (docs/performance.md, "Two instructions per vector once the best is above
+            # zero"). A block whose signed maximum is negative then shows a key below
+            # the floor, or NaN's.
             positive_floor = builder.icmp_signed(
                 ">" if last_value else ">=", floor_key, ir.Constant(ity, 0)
             )
@@ -569,8 +556,9 @@ def emit_rows_fold(
         # The rows' vector of columns from ``index`` on, into their running maxima at
         # ``slot`` (``index`` if None): ``rows`` at once, unrolled, or (None) a plain
         # loop over the rows, as for a partial last vector, whose lines the vector
-        # before it has just read (its own copy of the groups took 0.1 s more to
-        # compile).
+        # before it has just read (its own copy of the groups took longer to compile, and
+        # was no faster: docs/performance.md, "A partial last vector in a slot of its
+        # own").
         slot = index if slot is None else slot
         best_at = builder.bitcast(builder.gep(best_data, [slot]), vty.as_pointer())
         hit_at = builder.bitcast(builder.gep(hit_data, [slot]), hit_vty.as_pointer())
@@ -636,15 +624,14 @@ def emit_rows_fold(
 
     # The whole vectors, then a partial one as a whole one that ends at ``width``, into
     # a slot of its own (``lane_slots``), its rows in a plain loop (unrolled for a
-    # single row, it was no faster: (k, 100, 200) int8 1.69 either way). One row
-    # (``fold_rows``) has a loop of its own, its vectors fetched ahead as a group's
-    # (as a third choice in the loop for groups, (256, 256, 256) float32 along axis 1
-    # took 1.39 of the read bound instead of 1.23 on AVX2); the groups keep theirs,
-    # chosen for each vector: a loop for each group size was slower for rows 4 KiB
-    # or more apart ((256, 256, 512) int16 along axis 0 1.17 -> 1.33, int8 (256, 256,
-    # 1024) 1.17 -> 1.33). Only where a vector's instructions run in pieces does
-    # ``fold_rows`` fold one row at a time; elsewhere a single row is the last of a block,
-    # and the plain loop takes it (the loop of its own took 0.05 s of a first compile).
+    # single row, it was no faster). One row (``fold_rows``) has a loop of its own, its
+    # vectors fetched ahead as a group's (a third choice in the loop for groups was
+    # slower); the groups keep theirs, chosen for each vector (a loop for each group size
+    # was slower for rows FAR_ROW_BYTES or more apart). Only where a vector's
+    # instructions run in pieces does ``fold_rows`` fold one row at a time; elsewhere a
+    # single row is the last of a block, and the plain loop takes it, as the loop of its
+    # own would only add to a first compile (docs/performance.md, "A loop of its own for
+    # single rows").
     if SPLIT_VECTOR:
         with builder.if_else(is_group(1)) as (single, several):
             with single:

@@ -40,13 +40,12 @@ __all__ = [
 ]
 
 # Rows up to this long are searched many at a time (``group_argmax``), each as one
-# vector of one or two registers. Measured on 64 MiB, against one row at a time: rows
-# of 10-16 float32 1.4-1.6 of the read bound instead of 3.5-7, rows of 16 int8 2.5-3.2
-# instead of 20, rows of 10 float64 1.3-2.0 instead of 3.2-3.7; rows of 200-256 bytes
-# were slower in groups (as loops over chunks).
+# vector of one or two registers: much faster than one row at a time, where the
+# horizontal steps of each row cost more than reading it. Longer rows were slower in
+# such groups, as loops over chunks (docs/performance.md, GROUP_ROW_BYTES).
 GROUP_ROW_BYTES = 2 * VECTOR_BYTES
-# Vectors ahead of the one read that the row groups fetch: 8 KiB. Measured on 64 MiB in
-# rows of 512 bytes to 64 KiB: 1.05-1.2 of the read bound, against 1.2-1.4 without.
+# Vectors ahead of the one read that the row groups fetch: 8 KiB. Rows read from memory
+# are faster so (docs/performance.md, PREFETCH).
 PREFETCH = 128
 
 
@@ -78,24 +77,20 @@ def _tree(builder, rows: list[tuple], beats) -> tuple:
 
 
 # Integer rows are searched at most this many at a time: their tree's vectors then fit
-# in registers. 64 MiB, against groups of a register's lanes (64 int8, 32 int16): rows of
-# 64 int8 took 0.67-0.69 of the time, of 33-40 int8 0.77-0.81, of 100 and 128 int8
-# (folded) 0.72-0.77, of 20 and 40 int16 0.82-0.96; groups of 8 were slower than 16
-# (rows of 33 int8 0.94, of 20 int16 1.09), and float rows in groups of 16 or 8 were
-# 0.86-1.14 (rows of 20 float32 the slowest).
+# in registers. That is faster than groups of a register's lanes (64 int8, 32 int16) and
+# than groups of 8. Float rows in smaller groups were faster at some lengths and slower
+# at others, so they keep a register's lanes (docs/performance.md, INT_GROUP_ROWS).
 INT_GROUP_ROWS = 16
 
 
 def rows_of_group(kind: int, wide: int, lanes: int) -> int:
     """Rows that one ``group_argmax`` searches, of ``wide`` vectors of ``lanes`` lanes
     (their halves folded before the tree): ``lanes``, and for integer rows at most
-    INT_GROUP_ROWS. (Rows of 100 and 128 int8, 64 MiB, took 1.18-1.3 times as long in
-    groups of 128, the whole rows in the tree, as folded in groups of 64, before
-    INT_GROUP_ROWS. Float rows folded, their whole keys kept to be compared, against whole
-    rows in the tree in groups of twice as many: 64 MiB, both threads, rows of 9-16
-    float64 0.88-0.95 of the time, of 32 float32 0.91, of 40 and 64 float16 0.93, of
-    17-24 float32 0.99-1.02; Intel Xeon. Folded and read again to be compared, as integer
-    rows are, they had taken 1.04-1.07 for rows of 17-24 float32.)"""
+    INT_GROUP_ROWS. (Rows of two registers are folded because whole rows in the tree, in
+    groups of twice as many, were slower, for integer rows (docs/performance.md,
+    INT_GROUP_ROWS) and for float rows (docs/performance.md, "Float rows of two registers
+    folded for the tree"). Float rows keep their whole keys to be compared: read again, as
+    integer rows are, they were slower.)"""
     return min(lanes, INT_GROUP_ROWS) if kind == KeyKind.INT else lanes
 
 
@@ -178,8 +173,8 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
             row = builder.add(first_row, builder.mul(r, n))
             value = load_row(row)
-            # Fetched ahead (PREFETCH); without it, integer rows of 80-96
-            # bytes took twice as long as float ones of the same bytes.
+            # Fetched ahead (PREFETCH); without it, integer rows of a few dozen bytes
+            # were much slower than float ones of the same bytes.
             for k in range(halves):
                 ahead = builder.add(row, ir.Constant(i64, (PREFETCH + k) * part))
                 prefetch(builder, builder.gep(x_struct.data, [ahead]))
@@ -194,9 +189,7 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         top = _tree(builder, vectors, lambda u, v: bigger(">", v[0], u[0]))[0]
         # Each row's maximum is read back from memory, not picked out of the register: a
         # shuffle per row otherwise, on the port the tree's shuffles and the compares
-        # need too (64 MiB, both threads, against the read bound: rows of 10 float32
-        # 1.71-1.90 -> 1.52-1.81, of 10 float64 1.61-1.72 -> 1.44-1.57, of 15 float64
-        # 1.27 -> 1.17, of 9 int16 2.63 -> 2.48; no row length slower; Intel Xeon).
+        # need too (docs/performance.md, "Each row's maximum read back from memory").
         tops_at = opaque_pointer(builder, cgutils.alloca_once_value(builder, top))
         tops = builder.bitcast(tops_at, ity.as_pointer())
 
@@ -216,15 +209,10 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
 
 
 # Rows longer than GROUP_ROW_BYTES, up to this long, are searched many at a time too
-# (``chunk_group_argmax``), their vectors folded lane by lane first. One thread, from
-# cache, against one row at a time (ns a row): float32 rows of 33 16.4 -> 4.5, of 128
-# 18.4 -> 9.5, of 512 39.6 -> 33.0, of 1024 61.6 -> 62.8; float64 of 17 24.7 -> 6.1
-# (``last`` at run time), of 256 47.0 -> 32.7; float16 of 1024 46.2 -> 33.5; int8 of 129
-# 44.5 -> 5.3, of 1024 23.4 -> 15.8, of 2000 44.3 -> 45.0. Rows of up to 64 KiB read
-# from memory gain most, as the reads go on while other rows' lanes are folded (64 MiB,
-# ratios to the read bound: float32 rows of 4 KiB 1.58 -> 1.13, of 16 KiB 1.30-1.40 ->
-# 1.00-1.14, of 64 KiB 1.30 -> 1.08; int8 of 8 KiB 1.54 -> 1.06; float16 of 16 KiB 1.34
-# -> 1.05; float64 of 32 KiB 1.27 -> 1.10). Positions in such rows fit 16 bits.
+# (``chunk_group_argmax``), their vectors folded lane by lane first. From cache, rows of
+# a few vectors gain most over one row at a time; rows of up to 64 KiB read from memory
+# gain too, as the reads go on while other rows' lanes are folded (docs/performance.md,
+# CHUNK_ROW_BYTES). Positions in such rows fit 16 bits.
 CHUNK_ROW_BYTES = 1 << 16
 
 
@@ -244,9 +232,9 @@ def chunk_group_argmax(typingctx, x, o, count, out, kind, last):
     vector's worth of memory first; the positions of fewer rows than a vector's lanes
     are copied out of one. So it reads only inside the array and serves any rows,
     with no search of single rows beside it (in one task with that search, the first
-    call compiled both: float32, 1.05-1.19 s for the task against 0.81-0.85 s without).
-    ``kind`` and ``last`` (1: the last occurrence) are constants (a ``last`` known only
-    at run time cost a third more time a row).
+    call would compile both). ``kind`` and ``last`` (1: the last occurrence) are
+    constants (a ``last`` known only at run time is slower per row); docs/performance.md,
+    "Row groups without the search of single rows".
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
         raise errors.TypingError("chunk_group_argmax(): x must be a C-contiguous 2-D array")

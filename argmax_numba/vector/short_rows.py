@@ -23,22 +23,20 @@ from .lanes import constants_of, int64_constant, lanes_of
 
 __all__ = ["BYTE_ROW", "SHORT_ROW", "short_group_argmax", "short_group_rows"]
 
-# The longest rows that are searched so ...
+# The longest rows that are searched so (docs/performance.md, SHORT_ROW) ...
 SHORT_ROW = 8
 # ... and of 8-bit elements, and 16-bit ones of an even length, where the search of rows
-# in groups (``_row_groups``) took up to twice as long (Intel Xeon, both threads, the
-# output mapped: 8M rows of 10 int8 1.7-1.8x as long, of 12 1.1-1.5x; 64 MiB of rows of
-# 9 1.8x, of 11 1.3x, of 13 1.1x, of 15 faster in groups, as float32 rows of 11 to 15
-# were; 4M rows of 10 float16 7.6 against 5.1-5.4 ms, of 12 7.7 against 6.1-6.2 ms; 3M
-# rows of 14 even, of 16 faster in groups). Rows of 8-bit elements in groups also
-# compiled in 1.2 s against 0.2 s.
+# in groups (``vector.row_groups``) was slower; rows a few elements longer are as fast or
+# faster in groups. Rows of 8-bit elements in groups also took much longer to compile
+# (docs/performance.md, BYTE_ROW).
 BYTE_ROW = 12
 
 
 def _paired(bits: int, n: int) -> bool:
     """Whether rows of ``n`` elements of ``bits`` bits are dealt out two elements at a
-    time: 16-bit rows of an even length (for rows of 2 to 8 as fast as one at a time:
-    64 MiB, a new output each call, 2.83-6.14 of the read bound against 3.03-6.10)."""
+    time: 16-bit rows of an even length. This is what lets rows of 10 and 12 such
+    elements be dealt out, and for rows of 2 to 8 it is as fast as one element at a
+    time (docs/performance.md, "16-bit rows dealt out in pairs")."""
     return bits == 16 and n % 2 == 0
 
 
@@ -67,7 +65,7 @@ def short_group_argmax(typingctx, x, o, count, out, kind, last, length):
 
     Fewer rows than a vector's lanes are copied into a vector's worth of memory first,
     and their positions out of one: a loop over them compiled for each length took
-    0.15-0.17 s more to compile (float32 rows of 4).
+    longer to compile (docs/performance.md, "A partial group of short rows copied").
     """
     if not (isinstance(x, types.Array) and x.layout == "C" and x.ndim == 2):
         raise errors.TypingError("short_group_argmax(): x must be a C-contiguous 2-D array")

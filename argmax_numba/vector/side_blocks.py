@@ -1,20 +1,20 @@
 """Blocks narrower than a vector, their rows read side by side or gathered, in registers.
 
-``side_task`` (``_kernels``) reads a block ``x[o]`` of ``n`` rows of ``inner`` elements,
+``side_task`` (``kernels.columns``) reads a block ``x[o]`` of ``n`` rows of ``inner`` elements,
 fewer than a vector holds, as wide rows of ``m`` consecutive rows each. Where ``inner``
 divides the lanes of a vector, a wide row is one vector, and where the block's wide rows
 can be numbered in the lanes' own width, ``side_block`` folds the whole block with its
 running maxima and wide-row numbers in registers, then merges the ``m`` lanes of each
 column with a few shuffles. Nothing goes through memory between rows, and a block needs
 no setup: the general path, which keeps that state in arrays, loads and stores it for
-every group of rows, and merges the lanes with loops over ``inner`` columns, took 4.2
-times the read bound on (8192, 64, 16) int8 along axis 1 in cache.
+every group of rows, and merges the lanes with loops over ``inner`` columns, is much
+slower (docs/performance.md, "Blocks folded whole in registers").
 
-Blocks with too few rows to read side by side go to ``each_task``, which searched each
-column on its own, an element at a time. ``gather_blocks`` reads the same 8 (or 4)
-bytes of a row of 8 (or 16) blocks at once, gathered into one vector (in cache, against
-the read bound: (131072, 16, 4) int8 along axis 1 84 -> 7.3, (262144, 3, 4) float16 39
--> 7.5, (65536, 8, 5) int16, two gathers a row, 24.6 -> 5.3).
+Blocks with too few rows to read side by side go to ``each_task``, where
+``gather_blocks`` reads the same 8 (or 4) bytes of a row of 8 (or 16) blocks at once,
+gathered into one vector (or loads 16 bytes of a row of 4 blocks and puts them side by
+side), rather than searching each column on its own, an element at a time, as before
+(docs/performance.md, GATHER_BYTES).
 """
 
 from __future__ import annotations
@@ -38,25 +38,25 @@ __all__ = [
 ]
 
 # ``gather_blocks`` reads this many bytes of each row of a block at once for as many
-# blocks as make a vector (VECTOR_BYTES // GATHER_BYTES) ...
+# blocks as make a vector, VECTOR_BYTES // GATHER_BYTES (docs/performance.md,
+# GATHER_BYTES) ...
 GATHER_BYTES = 8
 # ... or this many, for rows of at most this many bytes: twice the blocks a gather, where
-# a gather costs about the same per element (64 MiB along axis 1, against the read bound:
-# (1398102, 16, 3) int8 4.7 -> 4.2, (524288, 64, 2) int8 4.7 -> 4.0; rows of 6 bytes in
-# two such gathers, (699051, 16, 3) float16 2.0 -> 3.7).
+# a gather costs about the same per element. Longer rows keep GATHER_BYTES: in two such
+# gathers they were slower (docs/performance.md, SHORT_GATHER_BYTES).
 SHORT_GATHER_BYTES = 4
 # ... or this many, for rows longer than GATHER_BYTES up to this many bytes of elements of
 # two bytes or more: not gathered but loaded, a whole piece of a row of each of half as
-# many blocks, and put side by side (64 MiB along axis 1, caches flushed, against the
-# read bound: (349526, 16, 3) float32 1.26-1.36 -> 1.15-1.23, (419430, 16, 5) int16
-# 1.35-1.41 -> 1.20, (524288, 8, 2) float64 1.26 -> 1.20, (349525, 8, 6) float16 1.66 ->
-# 1.56, (524288, 8, 4) float32 1.35 -> 1.26; but (349525, 16, 12) int8 2.37 -> 2.47 and,
-# for rows longer than this, in two pieces, (209715, 16, 5) float32 1.22 -> 1.26).
+# many blocks, and put side by side, fewer loads than gathers. 8-bit rows keep their
+# gathers, and rows longer than this, which would take two such pieces, were slower so
+# (docs/performance.md, WIDE_GATHER_BYTES).
 WIDE_GATHER_BYTES = 16
-# The most rows of a block that ``gather_blocks`` numbers (in at least 16 bits).
+# The most rows of a block that ``gather_blocks`` numbers, in at least 16 bits
+# (docs/performance.md, GATHER_ROWS).
 GATHER_ROWS = 2**15 - 1
 # ``gather_blocks`` fetches the blocks this many groups of GATHER_BYTES on ahead (a group
-# of wide pieces holds half as many blocks), a cache line of LINE_BYTES a row.
+# of wide pieces holds half as many blocks), a cache line of LINE_BYTES a row
+# (docs/performance.md, GATHER_AHEAD).
 GATHER_AHEAD = 2
 LINE_BYTES = 64
 
@@ -260,9 +260,9 @@ def gather_blocks(typingctx, x, o, c0, out, kind, last, slot):
             return builder.add(first, builder.mul(ir.Constant(i64, g), inner))
 
         if per_block > 1:
-            # Each block's ``width`` row numbers as int64s in one masked store (scalar
-            # stores, lane by lane, were about a fifth of the time of (k, 16, 3) float32
-            # in cache).
+            # Each block's ``width`` row numbers as int64s in one masked store: scalar
+            # stores, lane by lane, were a noticeable part of the time of small blocks
+            # (docs/performance.md, "Gathered row numbers in one masked store").
             rows = resize(builder, builder.load(number_ptr), ir.VectorType(i64, lanes))
             part_type = ir.VectorType(i64, per_block)
             columns = ir.Constant(part_type, list(range(per_block)))

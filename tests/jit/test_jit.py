@@ -260,7 +260,7 @@ def test_large_output_in_compiled_code():
 
 def test_blocks_gathered_a_few_bytes_a_row():
     # Blocks whose rows fit in SHORT_GATHER_BYTES are gathered by a task of their own
-    # (EACH_SHORT), through the int8 specialisation that ``test_matches_reference``
+    # (EACH_SHORT_COLS), through the int8 specialisation that ``test_matches_reference``
     # compiles.
     rng = np.random.default_rng(10)
     x = random_tensor(np.dtype(np.int8), (50, 6, 3), rng, special=0.2)
@@ -271,7 +271,7 @@ def test_blocks_gathered_a_few_bytes_a_row():
 def test_blocks_loaded_a_piece_a_row():
     # Blocks whose rows are longer than GATHER_BYTES up to WIDE_GATHER_BYTES (of elements
     # of two bytes or more) are loaded a block at a time by a task of their own
-    # (EACH_WIDE), through the float32 specialisation that ``test_matches_reference``
+    # (EACH_WIDE_COLS), through the float32 specialisation that ``test_matches_reference``
     # compiles.
     rng = np.random.default_rng(11)
     x = random_tensor(np.dtype(np.float32), (50, 6, 3), rng, special=0.2)

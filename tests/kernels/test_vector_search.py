@@ -589,8 +589,8 @@ def test_block_fold_writes_its_columns_only(dtype):
 
 @pytest.mark.parametrize("small", [False, True], ids=["planned", "small"])
 def test_column_blocks_of_whole_vectors(small, monkeypatch):
-    # ``cols`` blocks (how 0) are at least a vector wide, in rows at least as wide; rows
-    # narrower than a vector go to ``side_cols`` or ``each_cols``, or ``narrow``, whose
+    # ``COLS`` blocks are at least a vector wide, in rows at least as wide; rows
+    # narrower than a vector go to ``SIDE_COLS`` or ``EACH_COLS``, or ``NARROW``, whose
     # rows side by side make at least a vector. So too where blocks and rows side by side
     # are set smaller than a vector (as ``kernel_path`` sets them).
     if small:

@@ -163,8 +163,9 @@ BFLOAT16_LATER = textwrap.dedent(
 
 
 def test_import_leaves_out_ml_dtypes_until_a_bfloat16_input():
-    # Importing ml_dtypes 0.7 took 0.8 s, longer than the rest of the import; bfloat16
-    # inputs still work once their user has imported it.
+    # Importing ml_dtypes takes longer than the rest of the import (docs/performance.md,
+    # "ml_dtypes imported only when a bfloat16 array appears"); bfloat16 inputs still
+    # work once their user has imported it.
     proc = _run([sys.executable, "-c", BFLOAT16_LATER], _env(PYTHONPATH=ROOT), ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[-1] == "ok"
@@ -225,7 +226,8 @@ def test_a_changed_module_is_never_served_stale_code(tmp_path):
 
     first, again = hits_misses_refreshes(), hits_misses_refreshes("compile")
     assert first[0] == 0 and first[1] > 0 and first[2] > 0
-    # all loaded from the cache, and without numba's registries (0.1 s of a first call)
+    # all loaded from the cache, and without numba's registries (docs/performance.md,
+    # "Compiled code loaded without numba's registries")
     assert again == [first[1], 0, 0]
     with open(site / "argmax_numba" / "vector" / "keys.py", "a") as f:
         f.write("\n# changed\n")
