@@ -31,7 +31,7 @@ from numba import from_dtype, types
 from ..dtypes import KeyKind
 from ..planning import Kernel, Plan, rows_per_task
 from ..runtime.arrays import c_view, empty
-from ..runtime.calls import task_address, thread_count
+from ..runtime.calls import entry_point, task_address, thread_count
 from ..runtime.parallel import parallel_tasks, serial_tasks
 from ..vector.candidates import merge_candidates
 from ..vector.keys import key_vector
@@ -181,9 +181,8 @@ class KernelCode(NamedTuple):
         "The driver's entry point called without dispatch".)"""
         found = self.entries.get((dtype, writeable))
         if found is None:
-            types_ = self.driver_types(dtype, writeable)
-            self.driver.compile(types_)
-            found = self.entries[(dtype, writeable)] = self.driver.overloads[types_].entry_point
+            found = entry_point(self.driver, self.driver_types(dtype, writeable))
+            self.entries[(dtype, writeable)] = found
         return found
 
     def driver_address(self, dtype: np.dtype, writeable: bool) -> int:

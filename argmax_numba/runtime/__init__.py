@@ -25,7 +25,9 @@ the figures are in ``docs/performance.md`` under the heading named. Tested with 
       select the TBB layer: the only layer safe both with threads and after ``fork()``.
 ``calls`` -- calls of compiled code through its address
     * The target context's calling convention (``context.call_conv``), a dispatcher's
-      compiled ``library`` and ``fndesc``, and ``context.active_code_library
+      compiled ``library``, ``fndesc`` and ``entry_point`` (the drivers are called from
+      Python without numba's dispatch: "The driver's entry point called without
+      dispatch"), and ``context.active_code_library
       ._reload_init`` (numba's hook that runs when cached code is loaded). Why: a driver
       that called its task by name would link and optimise a copy of it, and so would
       every user's function that calls ``argmax`` ("Tasks called through their

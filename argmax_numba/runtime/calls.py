@@ -19,6 +19,7 @@ from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _launch_threads
 
 __all__ = [
+    "entry_point",
     "native_call",
     "native_status",
     "task_address",
@@ -54,6 +55,15 @@ def task_address(task, arg_types: tuple) -> int:
     if not address:
         raise RuntimeError(f"no compiled code for {task.py_func.__qualname__}{arg_types}")
     return address
+
+
+def entry_point(function, arg_types: tuple):
+    """The Python entry point of ``function`` (a numba dispatcher) compiled for
+    ``arg_types``, compiling it (or loading it from the disk cache) if it is not yet: a
+    callable that skips numba's dispatch on the arguments' types, so its caller must pass
+    exactly those types."""
+    function.compile(arg_types)
+    return function.overloads[arg_types].entry_point
 
 
 @intrinsic
