@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator
+from contextlib import contextmanager
 from math import prod
 from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 
-from . import planning
+from . import planning, tiers
 from .dtypes import KINDS as _KINDS
 from .dtypes import kernel_view
-from .kernels.registry import KERNELS
+from .kernels.portable import portable_kernels
 from .planning import plan, serial
 from .runtime import parallel as _parallel
+from .tiers import Tier
 
 __all__ = ["argmax"]
 
@@ -108,6 +111,8 @@ def _choose(
 ) -> Call:
     """The driver that ``planning.plan`` chooses for ``view`` seen as ``(outer, n,
     inner)``, and how to call it."""
+    from .kernels.registry import KERNELS  # (the fast tier's, imported where it runs)
+
     threads = numba.get_num_threads() if parallel else 1
     chosen = plan(outer, n, inner, view.itemsize, threads)
     code = KERNELS[(kind, parallel)].for_python(chosen.kernel, n)
@@ -135,6 +140,54 @@ def _run(
         with lock:
             call.entry(*args)
     return None if parallel else call
+
+
+def _run_portable(
+    kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
+) -> None:
+    """``_run`` on the portable tier (``kernels.portable``): floats are read as signed
+    integers of their width, whose keys the kernels compute."""
+    if view.dtype.kind == "f":
+        view = view.view(f"i{view.itemsize}")
+    parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
+    kernels = portable_kernels(kind)
+    lock = _parallel.layer_lock() if parallel else None
+    if lock is None:
+        kernels.run(view, out, outer, n, inner, last, parallel)
+    else:
+        with lock:
+            kernels.run(view, out, outer, n, inner, last, parallel)
+
+
+def _reduce(
+    kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
+) -> Call | None:
+    """Reduce on this process's tier (``tiers``); where the fast tier fails, fall back to
+    the portable one for good. Returns what ``_run`` returns."""
+    if tiers.current() is Tier.FAST:
+        try:
+            return _run(kind, view, out, outer, n, inner, last)
+        except Exception as exc:  # the inputs were checked: the fast tier itself failed
+            tiers.fall_back(exc)
+            _PLANS.clear()
+    _run_portable(kind, view, out, outer, n, inner, last)
+    return None
+
+
+@contextmanager
+def on_tier(tier: Tier) -> Iterator[None]:
+    """Run the process's calls from Python on ``tier`` for a while, with a store of
+    remembered calls of its own (tests and the benchmark compare the tiers in one
+    process; compiled callers keep the tier they were compiled with)."""
+    global _PLANS
+    saved_tier, saved_plans = tiers.current(), _PLANS
+    tiers.use(tier)
+    _PLANS = {} if tier != saved_tier else saved_plans
+    try:
+        yield
+    finally:
+        tiers.use(saved_tier)
+        _PLANS = saved_plans
 
 
 def _takes_own_dtype(x: np.ndarray, view: np.ndarray, call: Call, last: int) -> bool:
@@ -243,7 +296,7 @@ def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -
     if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case: no copies
         view = x if view_dtype is dtype else x.view(view_dtype)
         out = np.empty(x.size // n, _INT64)
-        serial_call = _run(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
+        serial_call = _reduce(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
         plain_args = type(axis) is int and type(keepdims) is int
         # Plans of small calls only (large ones run serially only in a forked child).
         small = x.nbytes < planning.SERIAL_BELOW_BYTES

@@ -1,33 +1,37 @@
 """``argmax`` inside ``@numba.njit`` code.
 
 An ``@overload`` of the Python ``argmax`` picks, at typing time, the kernels for the
-argument's dtype and the output rank. ``keepdims`` decides the output's rank, so it
-must be a compile-time constant; ``axis`` and ``select_last_index`` may vary at run
-time. The input is made C-contiguous (a copy only if it is not), so a Fortran-ordered
-or strided argument costs one copy here, unlike from Python. The kernels are called
-through addresses kept in a table (``runtime.table``), not linked into the user's
-function, which keeps its first compile short (docs/performance.md, "Compiled callers'
-first compile"); users' code holds no address of the running process, so their
-functions can be cached on disk.
+argument's dtype and the output rank, on the process's tier (``tiers``). ``keepdims``
+decides the output's rank, so it must be a compile-time constant; ``axis`` and
+``select_last_index`` may vary at run time. The input is made C-contiguous (a copy only
+if it is not), so a Fortran-ordered or strided argument costs one copy here, unlike from
+Python.
+
+On the fast tier the kernels are called through addresses kept in a table
+(``runtime.table``), not linked into the user's function, which keeps its first compile
+short (docs/performance.md, "Compiled callers' first compile"); users' code holds no
+address of the running process, so their functions can be cached on disk. On the
+portable tier the user's function calls the portable kernels (``kernels.portable``).
 """
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic, overload, register_jitable
 
+from . import tiers
 from .api import argmax
 from .dtypes import kernel_view
+from .kernels.portable import portable_kernels
 from .planning import plan, serial
-from .runtime.arrays import as_dtype, c_view, to_fixed_tuple
-from .runtime.calls import thread_count
-from .runtime.table import BOTH, run_plan
+from .tiers import Tier
 
 __all__: list[str] = []
 
@@ -106,6 +110,13 @@ def _literal_flag(value, name: str, *, required: bool) -> int | None:
     )
 
 
+def _numpy_dtype(dtype: types.Type) -> np.dtype:
+    """The numpy dtype of a numba scalar type; TypeError for one that has none."""
+    if not isinstance(dtype, (types.Integer, types.Float)):
+        raise TypeError(f"argmax: unsupported input dtype {dtype}")
+    return np.dtype(str(dtype))
+
+
 @overload(argmax, prefer_literal=True)
 def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
     if not isinstance(data, types.Array):
@@ -116,38 +127,113 @@ def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
             "float16 arithmetic on the CPU; call argmax from Python for float16/bfloat16"
         )
     try:
-        kind, view_dtype = kernel_view(as_dtype(data.dtype))
-    except (TypeError, NotImplementedError) as exc:
+        kind, view_dtype = kernel_view(_numpy_dtype(data.dtype))
+    except TypeError as exc:
         raise errors.TypingError(str(exc)) from None
     if not isinstance(axis, (types.Integer, types.Omitted, int)) or isinstance(axis, types.Boolean):
         raise errors.TypingError(f"argmax: axis must be an integer, got {axis}")
     keep = _literal_flag(keepdims, "keepdims", required=True)
-    # The tasks for the one ``last`` the code can take, where that is a constant.
-    lasts = _literal_flag(select_last_index, "select_last_index", required=False)
-    lasts = BOTH if lasts is None else lasts
+    # ``last`` where the code can take one value only (a constant), else None.
+    last = _literal_flag(select_last_index, "select_last_index", required=False)
     ndim = data.ndim
     if ndim == 0:
         raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
+    if tiers.current() is Tier.FAST:
+        try:
+            return _fast_impl(ndim, keep, last, int(kind), view_dtype)
+        except Exception as exc:  # the checks above passed: the fast tier itself failed
+            tiers.fall_back(exc)
+    return _portable_impl(ndim, keep, int(kind), view_dtype)
+
+
+@register_jitable
+def _extents(shape, axis, ndim):
+    """``(ax, outer, n, inner)``: ``axis`` made non-negative, and the input of ``shape``
+    seen as ``(outer, n, inner)`` with the reduced axis in the middle."""
+    ax = axis + ndim if axis < 0 else axis
+    if ax < 0 or ax >= ndim:
+        raise ValueError("argmax: axis is out of range for the input's rank")
+    outer = 1
+    inner = 1
+    for i in range(ndim):
+        if i < ax:
+            outer *= shape[i]
+        elif i > ax:
+            inner *= shape[i]
+    n = shape[ax]
+    if n == 0:
+        raise ValueError("argmax: the reduced axis is empty")
+    return ax, outer, n, inner
+
+
+@functools.cache
+def _result_shape(ndim: int, keep: int):
+    """A compiled ``result_shape(shape, ax)``: the shape of the result of reducing axis
+    ``ax`` of an input of ``shape`` (rank ``ndim``), a tuple of static length, written
+    out for each axis (numba slices tuples only at constant positions)."""
+    lines = ["def result_shape(shape, ax):", "    one = shape[0] - shape[0] + 1"]
+    for ax in range(ndim):
+        dims = [f"shape[{i}]" for i in range(ndim) if i != ax]
+        if keep:
+            dims.insert(ax, "one")
+        lines.append(f"    if ax == {ax}:")
+        lines.append(f"        return ({''.join(d + ', ' for d in dims)})")
+    lines.append(f"    return ({''.join('one, ' for _ in range(ndim if keep else ndim - 1))})")
+    namespace: dict = {}
+    exec("\n".join(lines), namespace)
+    return njit(inline="always")(namespace["result_shape"])
+
+
+def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype):
+    """The implementation on the portable tier: the portable kernels, called by name."""
+    kernels = portable_kernels(kind)
+    rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
+    middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
+    # Floats are read as signed integers of their width (``kernels.portable``).
+    read_as = np.dtype(f"i{view_dtype.itemsize}") if view_dtype.kind == "f" else view_dtype
+    read_type, itemsize = read_as.type, read_as.itemsize
+    result_shape = _result_shape(ndim, keep)
+
+    def impl(data, axis=0, keepdims=1, select_last_index=0):
+        ax, outer, n, inner = _extents(data.shape, axis, ndim)
+        last = select_last_index != 0
+        out = _output(outer * inner)  # every element is written below
+        if outer * inner > 0:
+            view = np.ascontiguousarray(data).view(read_type)
+            parallel = not serial(outer, n, inner, itemsize)
+            if inner == 1:
+                x2 = view.reshape((outer, n))
+                if parallel:
+                    rows_parallel(x2, out, last)
+                else:
+                    rows_serial(x2, out, last)
+            else:
+                x3, o2 = view.reshape((outer, n, inner)), out.reshape((outer, inner))
+                if parallel:
+                    middle_parallel(x3, o2, last)
+                else:
+                    middle_serial(x3, o2, last)
+        return out.reshape(result_shape(data.shape, ax))
+
+    return impl
+
+
+def _fast_impl(ndim: int, keep: int, last: int | None, kind: int, view_dtype: np.dtype):
+    """The implementation on the fast tier: the plan's kernel run through the address
+    table (its modules imported only where the fast tier runs)."""
+    from .runtime.arrays import c_view, to_fixed_tuple
+    from .runtime.calls import thread_count
+    from .runtime.table import BOTH, run_plan
+
+    # The tasks for the one ``last`` the code can take, where that is a constant.
+    lasts = BOTH if last is None else last
     out_ndim = ndim if keep else ndim - 1
     view_type = view_dtype.type
     itemsize = view_dtype.itemsize
-    kind = int(kind)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
-        ax = axis + ndim if axis < 0 else axis
-        if ax < 0 or ax >= ndim:
-            raise ValueError("argmax: axis is out of range for the input's rank")
+        ax, outer, n, inner = _extents(data.shape, axis, ndim)
         shape = data.shape
-        outer = 1
-        inner = 1
-        for i in range(ndim):
-            if i < ax:
-                outer *= shape[i]
-            elif i > ax:
-                inner *= shape[i]
-        n = shape[ax]
-        if n == 0:
-            raise ValueError("argmax: the reduced axis is empty")
         last = np.int64(1 if select_last_index else 0)
         out = _output(outer * inner)  # every element is written below
         if outer * inner > 0:

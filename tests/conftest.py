@@ -10,6 +10,7 @@ from onnx.reference import ReferenceEvaluator
 
 import argmax_numba.api as api
 import argmax_numba.planning as planning
+from argmax_numba import tiers
 
 FLOATS = [
     np.dtype(np.float64),
@@ -110,6 +111,26 @@ def use_thresholds(monkeypatch: pytest.MonkeyPatch, **values: int) -> None:
         assert hasattr(planning, name), name
         monkeypatch.setattr(planning, name, value)
     monkeypatch.setattr(api, "_PLANS", {})
+
+
+def use_tier(monkeypatch: pytest.MonkeyPatch, tier: str) -> None:
+    """Run this test's calls from Python on ``tier`` ("fast" or "portable"), with an
+    empty store of remembered calls (they would run the other tier's kernels)."""
+    monkeypatch.setattr(tiers._STATE, "tier", tiers.Tier(tier))
+    monkeypatch.setattr(api, "_PLANS", {})
+
+
+@pytest.fixture(params=["fast", "portable"])
+def tier(request, monkeypatch):
+    """Run a test on each tier of kernels."""
+    use_tier(monkeypatch, request.param)
+    return request.param
+
+
+@pytest.fixture
+def fast_tier(monkeypatch):
+    """Run a test that checks the fast kernels on them, whatever tier the process chose."""
+    use_tier(monkeypatch, "fast")
 
 
 @pytest.fixture(params=["serial", "parallel"])

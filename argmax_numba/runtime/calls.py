@@ -16,16 +16,24 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from numba.np.ufunc.parallel import _launch_threads
 
 __all__ = [
     "entry_point",
+    "launch_threads",
     "native_call",
     "native_status",
     "task_address",
     "thread_count",
     "thread_count_ir",
 ]
+
+
+def launch_threads() -> None:
+    """Start numba's threading layer, which defines the symbols that parallel code calls
+    (imported here, not with the module, so that the portable tier never needs it)."""
+    from numba.np.ufunc.parallel import _launch_threads
+
+    _launch_threads()
 
 
 def native_call(context, builder, address, arg_types: tuple, values: list) -> None:
@@ -71,7 +79,7 @@ def thread_count(typingctx):
     """``numba.get_num_threads()``, called by the threading runtime's symbol name: numba's
     own version calls through a pointer held in Python, and code holding one cannot be
     cached on disk (users' functions that call ``argmax`` could not be)."""
-    _launch_threads()  # the runtime, and its symbols
+    launch_threads()  # the runtime, and its symbols
 
     def codegen(context, builder, sig, args):
         return thread_count_ir(context, builder)
@@ -85,7 +93,7 @@ def thread_count_ir(context, builder) -> ir.Value:
     # Code that calls the runtime must start it when it is loaded from the disk cache.
     # numba arranges that only for code with parallel loops of its own or linked in, and
     # the parallel drivers are called through their addresses, not linked in.
-    context.active_code_library._reload_init.add(_launch_threads)
+    context.active_code_library._reload_init.add(launch_threads)
     # Declared as numba's parallel loops declare it (returning an intp), which may be in
     # the same module; the C function returns an int, so only its low 32 bits count.
     fnty = ir.FunctionType(ir.IntType(64), [])

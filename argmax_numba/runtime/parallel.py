@@ -38,10 +38,8 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
-from numba.np.ufunc import parallel as _numba_parallel
-from numba.np.ufunc.parallel import _launch_threads
 
-from .calls import native_call, native_status, thread_count_ir
+from .calls import launch_threads, native_call, native_status, thread_count_ir
 
 __all__ = [
     "configure",
@@ -109,7 +107,7 @@ def parallel_tasks(typingctx, ntasks, where, head, tail):
     thread of numba's threading layer (fewer where there are fewer tasks), which run at
     once, without the GIL. A task that fails (it could only fail to allocate) raises
     ``RuntimeError`` once all have run."""
-    _launch_threads()  # the threading layer, and the symbols it defines
+    launch_threads()  # the threading layer, and the symbols it defines
     head_types, tail_types = _check(ntasks, where, head, tail)
     arg_types = _task_types(head_types, tail_types)
 
@@ -251,7 +249,10 @@ def _load_tbb() -> bool:
 
 
 def _launched_layer() -> str | None:
-    if not _numba_parallel._is_initialized:
+    """The threading layer numba has started, or None where it has started none."""
+    from numba.np.ufunc import parallel as numba_parallel
+
+    if not numba_parallel._is_initialized:
         return None
     return numba.threading_layer()
 
@@ -262,10 +263,14 @@ def _after_fork_in_child() -> None:
 
 
 def configure() -> None:
-    """Select TBB where the user has not chosen a layer and threads are not yet running."""
-    if "NUMBA_THREADING_LAYER" not in os.environ and _launched_layer() is None:
-        if numba.config.THREADING_LAYER == "default" and _load_tbb():
-            numba.config.THREADING_LAYER = "tbb"
+    """Select TBB where the user has not chosen a layer and threads are not yet running.
+    Where numba's internals this relies on have moved, numba's own choice stands."""
+    try:
+        if "NUMBA_THREADING_LAYER" not in os.environ and _launched_layer() is None:
+            if numba.config.THREADING_LAYER == "default" and _load_tbb():
+                numba.config.THREADING_LAYER = "tbb"
+    except (ImportError, AttributeError):
+        return
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 

@@ -11,6 +11,7 @@ from conftest import (
     onnx_argmax,
     special_values,
     use_thresholds,
+    use_tier,
     with_layout,
 )
 from hypothesis import given, settings
@@ -32,17 +33,22 @@ def cases(draw):
     picks = draw(st.lists(st.integers(0, len(pool) - 1), min_size=size, max_size=size))
     x = pool[np.array(picks, dtype=np.int64)].reshape(shape) if size else np.zeros(shape, dtype)
     layout = draw(st.sampled_from(LAYOUTS))
-    return x, axis, draw(st.integers(0, 1)), draw(st.integers(0, 1)), layout, draw(st.booleans())
+    flags = draw(st.integers(0, 1)), draw(st.integers(0, 1))
+    return x, axis, *flags, layout, draw(st.booleans()), draw(st.sampled_from(TIERS))
+
+
+TIERS = ("fast", "portable")
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=400, deadline=None, derandomize=True)
 @given(cases())
 def test_matches_onnx_reference(case):
-    x, axis, keep, last, layout, parallel = case
+    x, axis, keep, last, layout, parallel, tier = case
     y = with_layout(x, layout)
     before = y.tobytes()
     with pytest.MonkeyPatch.context() as monkeypatch:
+        use_tier(monkeypatch, tier)
         if parallel:
             use_thresholds(monkeypatch, **(PARALLEL | {"MIN_ROW_CHUNK": 2, "COL_BLOCK_BYTES": 24}))
         got = argmax(y, axis, keep, last)

@@ -27,7 +27,7 @@ SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_every_dtype_axis_flag(dtype, kernel_path):
+def test_every_dtype_axis_flag(dtype, kernel_path, tier):
     rng = np.random.default_rng(1)
     for shape in SHAPES:
         x = random_tensor(dtype, shape, rng, special=0.2)
@@ -41,7 +41,7 @@ def test_every_dtype_axis_flag(dtype, kernel_path):
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int16), FLOATS[3]], ids=str)
-def test_layouts(layout, dtype, kernel_path):
+def test_layouts(layout, dtype, kernel_path, tier):
     rng = np.random.default_rng(2)
     x = random_tensor(dtype, (4, 5, 6), rng, special=0.2)
     y = with_layout(x, layout)
@@ -53,7 +53,7 @@ def test_layouts(layout, dtype, kernel_path):
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-def test_nan_wins_first_or_last(dtype):
+def test_nan_wins_first_or_last(dtype, tier):
     x = np.array([1.0, np.nan, np.inf, -np.nan, 2.0], dtype=np.float64).astype(dtype)
     assert argmax(x, 0, 0, 0) == 1
     assert argmax(x, 0, 0, 1) == 3
@@ -61,7 +61,7 @@ def test_nan_wins_first_or_last(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-def test_signed_zeros_tie(dtype):
+def test_signed_zeros_tie(dtype, tier):
     x = np.array([-1.0, -0.0, 0.0, -0.0, -2.0], dtype=np.float64).astype(dtype)
     assert argmax(x, 0, 0, 0) == 1
     assert argmax(x, 0, 0, 1) == 3
@@ -69,7 +69,7 @@ def test_signed_zeros_tie(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_extremes(dtype):
+def test_extremes(dtype, tier):
     sv = special_values(dtype)
     x = np.stack([np.roll(sv, k) for k in range(len(sv))])
     for axis, last in itertools.product((0, 1), (0, 1)):
@@ -96,13 +96,13 @@ def test_result_is_new_memory():
     assert y.flags.writeable
 
 
-def test_size_one_axis():
+def test_size_one_axis(tier):
     x = np.ones((3, 1, 4), dtype=np.float32)
     np.testing.assert_array_equal(argmax(x, 1), np.zeros((3, 1, 4), np.int64))
 
 
 @pytest.mark.parametrize("keep", [0, 1])
-def test_empty_non_reduced_axis(keep):
+def test_empty_non_reduced_axis(keep, tier):
     x = np.zeros((0, 3, 2), dtype=np.float32)
     for axis in (1, 2):
         got = argmax(x, axis, keep)
@@ -110,14 +110,14 @@ def test_empty_non_reduced_axis(keep):
         assert got.dtype == np.int64 and got.shape == want.shape
 
 
-def test_one_dimensional_keepdims_zero_is_rank_zero():
+def test_one_dimensional_keepdims_zero_is_rank_zero(tier):
     x = np.array([3, 9, 2], dtype=np.uint8)
     got = argmax(x, 0, 0)
     assert got.shape == () and got.dtype == np.int64 and int(got) == 1
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[2]], ids=str)
-def test_more_small_shapes_than_plans(dtype, monkeypatch):
+def test_more_small_shapes_than_plans(dtype, monkeypatch, fast_tier):
     # More small shapes in turn than the plans kept: each call plans again, and finds the
     # compiled function behind its driver (and whether it takes float16 without a view)
     # once for each kind of call, not once per plan.
@@ -136,7 +136,7 @@ def test_more_small_shapes_than_plans(dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], FLOATS[3], INTS[4]], ids=str)
-def test_repeated_calls(dtype):
+def test_repeated_calls(dtype, tier):
     # A second call of the same kind reuses what the first one chose (float16 and
     # bfloat16 then pass their bits without a view); inputs of the same shape and dtype
     # in another layout must still take the general path.
@@ -153,7 +153,7 @@ def test_repeated_calls(dtype):
 
 
 @pytest.mark.parametrize("variant", ["serial", "parallel"])
-def test_thresholds_set_for_a_test_choose_the_kernels(variant, monkeypatch):
+def test_thresholds_set_for_a_test_choose_the_kernels(variant, monkeypatch, fast_tier):
     # Small inputs remember their call and repeat it without planning again. A test that
     # sets ``planning``'s thresholds (``kernel_path``, ``use_thresholds``) must run the
     # kernels they choose, even on an input whose call another variant remembered.

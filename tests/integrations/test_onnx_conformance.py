@@ -41,7 +41,7 @@ ONNX_CASES = _only_argmax_cpu(backend_test.test_cases)
 globals().update(ONNX_CASES)
 
 
-def test_all_sixteen_argmax_node_cases_run_on_cpu():
+def test_all_sixteen_argmax_node_cases_run_on_cpu(tier):
     expected = {c.name for c in collect_testcases() if c.name.startswith(PREFIX)}
     assert len(expected) == 16
     collected = {
@@ -63,7 +63,7 @@ def test_backend_refuses_other_devices():
     assert not NumbaArgMaxBackend.supports_device("TPU")
 
 
-def test_the_cases_run_on_the_numba_kernel(monkeypatch):
+def test_the_cases_run_on_the_numba_kernel(monkeypatch, tier):
     calls = []
     real = api.argmax
     monkeypatch.setattr(api, "argmax", lambda *a, **k: calls.append(1) or real(*a, **k))

@@ -109,7 +109,7 @@ def test_missing_attributes_take_the_opset_defaults(opset, kernel_calls):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, BF16], ids=str)
 @pytest.mark.parametrize("last", [0, 1])
-def test_nan_signed_zero_and_ties_follow_the_reference(dtype, last, kernel_calls):
+def test_nan_signed_zero_and_ties_follow_the_reference(dtype, last, kernel_calls, tier):
     rows = [
         [np.nan, 1.0, np.nan, 3.0],
         [-0.0, 0.0, -0.0, -1.0],

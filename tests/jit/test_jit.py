@@ -16,6 +16,7 @@ from conftest import FLOATS, INTS, onnx_argmax, random_tensor
 from numba import njit, prange
 from numba.core.errors import TypingError
 
+import argmax_numba
 import argmax_numba.planning as planning
 from argmax_numba import argmax
 from argmax_numba.planning import Kernel
@@ -222,6 +223,7 @@ def test_user_function_is_cached_on_disk(tmp_path):
         # (The cache beside the module, whatever NUMBA_CACHE_DIR the tests run with.)
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
         env["PYTHONPATH"] = ROOT
+        env["ARGMAX_NUMBA_TIER"] = "fast"  # the fast tier's address table, versioned
         done = subprocess.run(
             [sys.executable, "-c", code, str(tmp_path)],
             capture_output=True,
@@ -279,6 +281,11 @@ def test_blocks_loaded_a_piece_a_row():
     _variants_match(x, 1)
 
 
+@pytest.mark.skipif(
+    argmax_numba.kernel_tier() != "fast",
+    reason="the fast tier's address table; compiled callers on the portable tier call the "
+    "portable kernels by name (test_portable_tier_from_compiled_code)",
+)
 def test_compiled_code_reaches_every_kernel():
     # The overload picks a layout's kernel at run time, a branch each; a layout whose
     # branch went missing would run another kernel, with the same results (only slower),
@@ -295,3 +302,77 @@ def test_compiled_code_reaches_every_kernel():
     }
     lasts = (0, 1, _task_table.BOTH)
     assert fills == set(itertools.product([int(k) for k in Kernel], lasts))
+
+
+PORTABLE_CALLERS = """
+import itertools
+import numpy as np
+from numba import njit, prange
+import argmax_numba
+from argmax_numba import argmax
+
+assert argmax_numba.kernel_tier() == "portable"
+
+
+@njit
+def first(x, axis):
+    return argmax(x, axis, 0)
+
+
+@njit
+def varying(x, axis, last):
+    return argmax(x, axis, 1, last)
+
+
+@njit(parallel=True)
+def in_prange(x):
+    out = np.empty((4, x.shape[1]), np.int64)
+    for i in prange(4):
+        out[i] = argmax(x, 0, 0, i % 2)
+    return out
+
+
+def want(x, axis, last):
+    if not last:
+        return np.argmax(x, axis)
+    return x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis)
+
+
+rng = np.random.default_rng(4)
+for dtype, shape in itertools.product(
+    (np.float32, np.float64, np.int8, np.uint16, np.int64, np.uint64),
+    ((7,), (300, 5), (5, 300), (2000, 700), (6, 7, 8), (20, 3000, 4)),
+):
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    if x.dtype.kind == "f":
+        x.flat[:: 7] = np.nan
+        x.flat[3:: 11] = -0.0
+    for layout in (x, np.asfortranarray(x), x[..., ::-1]):
+        for axis in range(-x.ndim, x.ndim):
+            for last in (0, 1):
+                got = varying(layout, axis, last)
+                assert got.shape == np.expand_dims(want(layout, axis, last), axis).shape
+                np.testing.assert_array_equal(got.squeeze(axis), want(layout, axis, last))
+            np.testing.assert_array_equal(first(layout, axis), want(layout, axis, 0))
+x = rng.standard_normal((50, 30))
+np.testing.assert_array_equal(in_prange(x)[1], want(x, 0, 1))
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_portable_tier_from_compiled_code():
+    # A process on the portable tier: users' compiled functions call the portable
+    # kernels, on every dtype numba has, layout, axis and ``select_last_index`` (constant
+    # or not), and from inside a prange loop.
+    env = {**os.environ, "ARGMAX_NUMBA_TIER": "portable", "PYTHONPATH": ROOT}
+    proc = subprocess.run(
+        [sys.executable, "-c", PORTABLE_CALLERS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "ok"

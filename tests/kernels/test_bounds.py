@@ -18,6 +18,9 @@ from conftest import DTYPES, FLOATS, numpy_argmax, random_tensor
 
 from argmax_numba import argmax
 
+# These tests check the fast kernels: they run on them whatever tier the process chose.
+pytestmark = pytest.mark.usefixtures("fast_tier")
+
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="mprotect through the C library, on Linux"
 )

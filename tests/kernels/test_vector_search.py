@@ -50,6 +50,9 @@ from argmax_numba.vector.row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, row
 from argmax_numba.vector.short_rows import SHORT_ROW
 from argmax_numba.vector.side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, WIDE_GATHER_BYTES
 
+# These tests check the fast kernels: they run on them whatever tier the process chose.
+pytestmark = pytest.mark.usefixtures("fast_tier")
+
 # Every length with a task of its own (2 to 8, to 12 for 8-bit elements and for 16-bit
 # ones of an even length), around every lane count (8, 16, 32 and 64 elements per 64-byte
 # vector) and beyond.

@@ -6,6 +6,9 @@ from numba import njit
 
 from argmax_numba.runtime.arrays import c_view, empty
 
+# These tests check the fast kernels: they run on them whatever tier the process chose.
+pytestmark = pytest.mark.usefixtures("fast_tier")
+
 
 @njit
 def _window(x, start, rows, cols):

@@ -11,6 +11,9 @@ import textwrap
 
 import pytest
 
+# These tests check the fast kernels: they run on them whatever tier the process chose.
+pytestmark = pytest.mark.usefixtures("fast_tier")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 CHECK = textwrap.dedent(
@@ -43,6 +46,7 @@ PROBE = textwrap.dedent(
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["ARGMAX_NUMBA_TIER"] = "fast"  # the disk cache of the fast kernels
     env.update(extra)
     return env
 

@@ -27,6 +27,9 @@ from argmax_numba.runtime.calls import task_address
 from argmax_numba.runtime.parallel import parallel_tasks, serial_tasks
 from argmax_numba.runtime.table import run_plan
 
+# These tests check the fast kernels: they run on them whatever tier the process chose.
+pytestmark = pytest.mark.usefixtures("fast_tier")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -206,8 +209,9 @@ def test_kernel_sets_are_created_on_first_use():
         print(before, list(registry.KERNELS) == [(KeyKind.F32, False)])
         """
     )
+    env = {**os.environ, "ARGMAX_NUMBA_TIER": "fast"}
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env
     ).stdout.split()
     assert out == ["0", "True"]
     assert len(set(registry.KERNEL_SETS)) == 10

@@ -31,7 +31,7 @@ def _run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_eight_threads_at_once():
+def test_eight_threads_at_once(tier):
     rng = np.random.default_rng(5)
     inputs = [rng.standard_normal((800 + i, 300)).astype(np.float32) for i in range(8)]
     expected = [np.argmax(x, axis=i % 2) for i, x in enumerate(inputs)]
@@ -91,6 +91,8 @@ FORK_CHILD = """
         return bool((argmax(x, 0, 0) == np.argmax(x, 0)).all())
 
     if __name__ == "__main__":
+        import argmax_numba, os
+        assert argmax_numba.kernel_tier() == os.environ["ARGMAX_NUMBA_TIER"]
         x = np.random.default_rng(0).standard_normal((400, 300))
         assert (argmax(x, 1, 0) == np.argmax(x, 1)).all()  # parent uses the parallel kernel
         ctx = mp.get_context("fork")
@@ -99,11 +101,14 @@ FORK_CHILD = """
 """
 
 
+@pytest.mark.parametrize("tier_name", ["fast", "portable"])
 @pytest.mark.parametrize("layer", ["default", "omp"])
-def test_fork_after_parallel_call(layer, tmp_path):
+def test_fork_after_parallel_call(layer, tier_name, tmp_path):
     script = tmp_path / "fork_child.py"
     script.write_text(textwrap.dedent(FORK_CHILD))
-    env = {} if layer == "default" else {"NUMBA_THREADING_LAYER": layer}
+    env = {"ARGMAX_NUMBA_TIER": tier_name}
+    if layer != "default":
+        env["NUMBA_THREADING_LAYER"] = layer
     full_env = {**os.environ, "PYTHONPATH": ROOT, **env}
     proc = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, env=full_env, timeout=300
@@ -140,7 +145,7 @@ def test_honours_numba_num_threads():
     assert proc.stdout.split() == ["1", "1"]
 
 
-def test_set_num_threads_is_respected(monkeypatch):
+def test_set_num_threads_is_respected(monkeypatch, fast_tier):
     import numba
 
     seen = []

@@ -19,6 +19,9 @@ import textwrap
 import pytest
 from llvmlite.binding import get_host_cpu_features
 
+# These tests check the fast kernels: they run on them whatever tier the process chose.
+pytestmark = pytest.mark.usefixtures("fast_tier")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 HASWELL = (
