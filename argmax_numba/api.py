@@ -150,7 +150,7 @@ def _run_portable(
     if view.dtype.kind == "f":
         view = view.view(f"i{view.itemsize}")
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
-    kernels = portable_kernels(kind)
+    kernels = portable_kernels(kind, view.itemsize)
     lock = _parallel.layer_lock() if parallel else None
     if lock is None:
         kernels.run(view, out, outer, n, inner, last, parallel)

@@ -186,12 +186,12 @@ def _result_shape(ndim: int, keep: int):
 
 def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype):
     """The implementation on the portable tier: the portable kernels, called by name."""
-    kernels = portable_kernels(kind)
-    rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
-    middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
     # Floats are read as signed integers of their width (``kernels.portable``).
     read_as = np.dtype(f"i{view_dtype.itemsize}") if view_dtype.kind == "f" else view_dtype
     read_type, itemsize = read_as.type, read_as.itemsize
+    kernels = portable_kernels(kind, itemsize)
+    rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
+    middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
     result_shape = _result_shape(ndim, keep)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from .rows import COMPETITORS, RATIOS, Row
+from .rows import COMPETITORS, PORTABLE_RATIOS, RATIOS, Row
 
 __all__ = [
     "TARGETS",
@@ -25,13 +25,20 @@ __all__ = [
 # LAST_AXIS_NUMPY where the reduced axis is the last one (numpy is fast there, one pass).
 TARGETS = {"ours/numpy": 0.2, "ours/ort": 0.8, "ours/read": 1.3}
 LAST_AXIS_NUMPY = 0.8
+# The portable tier's: against numpy on every row (1.0 on the last axis), against the
+# read bound on the large rows.
+PORTABLE_TARGETS = {"portable/numpy": 0.2, "portable/read": 3.0}
+PORTABLE_LAST_AXIS_NUMPY = 1.0
 
 
 def _limit(row: Row, key: str) -> float:
     """The target of ``row`` for ``key``."""
-    if key == "ours/numpy" and row.case.axis == len(row.case.shape) - 1:
+    last_axis = row.case.axis == len(row.case.shape) - 1
+    if key == "ours/numpy" and last_axis:
         return LAST_AXIS_NUMPY
-    return TARGETS[key]
+    if key == "portable/numpy" and last_axis:
+        return PORTABLE_LAST_AXIS_NUMPY
+    return {**TARGETS, **PORTABLE_TARGETS}[key]
 
 
 _COLUMNS = (
@@ -41,6 +48,7 @@ _COLUMNS = (
     ("axis", 4, ">"),
     ("last", 4, ">"),
     ("ours ms", 9, ">"),
+    ("portable ms", 11, ">"),
     ("numpy ms", 9, ">"),
     ("ort ms", 9, ">"),
     ("read ms", 9, ">"),
@@ -52,6 +60,9 @@ _COLUMNS = (
     ("ours/(read+write)", 17, ">"),
     ("ours/pass", 9, ">"),
     ("pass/read", 9, ">"),
+    ("portable/numpy", 14, ">"),
+    ("portable/read", 13, ">"),
+    ("portable/ours", 13, ">"),
     ("notes", 0, "<"),
 )
 
@@ -79,6 +90,7 @@ def _cells(row: Row) -> list[str]:
     shape = "x".join(map(str, c.shape)) + (" F" if c.order == "F" else "")
     times = [fmt_ms(row.times.get(k)) for k in COMPETITORS]
     ratios = [fmt_ratio(row.ratio(k)) for k in RATIOS] + [fmt_ratio(row.pass_over_read())]
+    ratios += [fmt_ratio(row.ratio(k, "portable")) for k in PORTABLE_RATIOS]
     notes = "; ".join(row.notes)
     return [c.kind, c.dtype, shape, str(c.axis), str(c.last), *times, *ratios, notes]
 
@@ -116,7 +128,8 @@ def _misses(rows: list[Row], key: str) -> tuple[list[str], int]:
     """Labels (with ratio) of the rows above their target, and how many were compared."""
     missed, compared = [], 0
     for row in rows:
-        ratio = row.ratio(key.split("/")[1])
+        of, other = key.split("/")
+        ratio = row.ratio(other, of)
         if ratio is None:
             continue
         compared += 1
@@ -142,6 +155,18 @@ def summary_lines(rows: list[Row], section_checks: list[tuple[str, bool, str]]) 
             lines.append(f"  {key} <= {limit}: no large rows with both times")
             continue
         bound = f"{limit} ({LAST_AXIS_NUMPY} on the last axis)" if key == "ours/numpy" else limit
+        head = f"  {key} <= {bound}: {compared - len(missed)}/{compared} rows meet it"
+        lines.append(head + (", missed by:" if missed else ""))
+        lines += [f"    {m}" for m in missed]
+    lines.append("The portable tier (numpy: every row; read: the large rows)")
+    for key, limit in PORTABLE_TARGETS.items():
+        chosen = rows if key == "portable/numpy" else large
+        missed, compared = _misses(chosen, key)
+        if not compared:
+            continue
+        bound = (
+            f"{limit} ({PORTABLE_LAST_AXIS_NUMPY} on the last axis)" if "numpy" in key else limit
+        )
         head = f"  {key} <= {bound}: {compared - len(missed)}/{compared} rows meet it"
         lines.append(head + (", missed by:" if missed else ""))
         lines += [f"    {m}" for m in missed]

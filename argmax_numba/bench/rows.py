@@ -18,9 +18,9 @@ from .ort import OrtCompetitor
 from .read import flat_unsigned, pass_bound, read_bound, write_bound
 from .timing import calls_per_sample, median, round_robin
 
-__all__ = ["COMPETITORS", "RATIOS", "Row", "measure"]
+__all__ = ["COMPETITORS", "PORTABLE_RATIOS", "RATIOS", "Row", "measure"]
 
-COMPETITORS = ("ours", "numpy", "ort", "read", "write", "pass")
+COMPETITORS = ("ours", "portable", "numpy", "ort", "read", "write", "pass")
 # Competitors timed first in each repeat, in this order; the others follow, the first of
 # them in turn. What runs before a call slows it unequally, which the flush of the caches
 # before each sample (``cache_flusher``) is there to stop: numpy's copy of the input
@@ -31,8 +31,10 @@ COMPETITORS = ("ours", "numpy", "ort", "read", "write", "pass")
 # in turn after onnxruntime or each other (64 MiB, float32 along axes 0 and 1, int8
 # along axis 2; 9 repeats each way, twice; Intel Xeon).
 LEAD = ("numpy", "ort")
-# The ratios a row reports: ours / each of these (read+write: the sum of both bounds).
+# The ratios a row reports: ours / each of these (read+write: the sum of both bounds) ...
 RATIOS = ("numpy", "ort", "read", "read+write", "pass")
+# ... and the portable tier's / each of these.
+PORTABLE_RATIOS = ("numpy", "read", "ours")
 
 
 @dataclass
@@ -45,10 +47,11 @@ class Row:
     calls: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
-    def ratio(self, other: str) -> float | None:
-        """ours / ``other`` (one of ``RATIOS``), or None where a time is missing."""
+    def ratio(self, other: str, of: str = "ours") -> float | None:
+        """``of`` (ours, or the portable tier) / ``other`` (one of ``RATIOS``), or None
+        where a time is missing."""
         parts = [self.times.get(name) for name in other.split("+")]
-        ours = self.times.get("ours")
+        ours = self.times.get(of)
         if ours is None or any(t is None for t in parts) or sum(parts) <= 0:
             return None
         return ours / sum(parts)
@@ -73,6 +76,7 @@ class Row:
             "calls_per_sample": self.calls,
             "ratios": {
                 **{f"ours/{o}": self.ratio(o) for o in RATIOS},
+                **{f"portable/{o}": self.ratio(o, "portable") for o in PORTABLE_RATIOS},
                 "pass/read": self.pass_over_read(),
             },
             "notes": self.notes,
@@ -87,6 +91,27 @@ def _reference(x: np.ndarray, axis: int, last: int) -> np.ndarray:
     return x.shape[axis] - 1 - flipped
 
 
+def _on_the_portable_tier(argmax, x: np.ndarray, axis: int, last: int) -> Callable:
+    """A call of ``argmax`` on the portable tier, in the same process as the fast tier's
+    calls: the tier is switched around the call (a few attribute stores), and the
+    portable tier has a store of remembered calls of its own (it remembers none)."""
+    from .. import api, tiers
+
+    portable, empty = tiers.Tier.PORTABLE, {}
+
+    def call():
+        tier, plans = tiers.current(), api._PLANS
+        tiers.use(portable)
+        api._PLANS = empty
+        try:
+            return argmax(x, axis, 1, last)
+        finally:
+            tiers.use(tier)
+            api._PLANS = plans
+
+    return call
+
+
 def _competitors(case: Case, x: np.ndarray, argmax, row: Row) -> dict[str, Callable]:
     """The zero-argument calls of this case (missing ones noted in ``row``)."""
     axis, last = case.axis, case.last
@@ -94,6 +119,7 @@ def _competitors(case: Case, x: np.ndarray, argmax, row: Row) -> dict[str, Calla
     nout = x.size // x.shape[axis]
     fns = {
         "ours": (lambda: argmax(x, axis, 1, last)) if argmax is not None else None,
+        "portable": _on_the_portable_tier(argmax, x, axis, last) if argmax is not None else None,
         "numpy": lambda: np.argmax(x, axis=axis, keepdims=True),
         "ort": None,
         "read": lambda: read_bound(buf),
@@ -129,7 +155,7 @@ def _warm_up(fns: dict[str, Callable | None], calls: int, row: Row) -> dict[str,
 def _check(case: Case, x: np.ndarray, results: dict[str, object], row: Row) -> None:
     """Note any disagreement of ours or onnxruntime with the numpy reference."""
     ref = _reference(x, case.axis, case.last)
-    for name in ("ours", "ort"):
+    for name in ("ours", "portable", "ort"):
         got = results.get(name)
         if got is None:
             continue

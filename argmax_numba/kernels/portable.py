@@ -7,17 +7,23 @@ against.
 
 Two loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
-* ``reduce_rows`` for the last axis (``inner == 1``): each row is searched a chunk at a
-  time, the chunk's largest key first (a reduction LLVM vectorises), then, only where
-  that beats the best so far, its position in the chunk, read again from cache.
-* ``reduce_middle`` for every other axis: each task owns a stretch of inner positions of
-  one block ``x[o]`` and folds the ``n`` rows into a running best key and row number per
-  position, a row at a time, so the input is read once, in memory order.
+* ``reduce_rows`` for the last axis (``inner == 1``): each row is searched a chunk of
+  CHUNK elements at a time, the chunk's largest key first (a reduction that LLVM
+  vectorises); only where that beats the best so far is its place looked for, read again
+  from cache: first the block of BLOCK elements that holds it, then the place in the
+  block.
+* ``reduce_middle`` for every other axis: each task owns a stretch of up to STRETCH
+  inner positions of one block ``x[o]`` and folds the ``n`` rows into a best key and row
+  number per position, a row at a time, so that the input is read once, in memory order,
+  in loops across the positions that LLVM vectorises. Row numbers are kept as narrow as
+  the keys (at least 16 bits) within a group of rows they can count, and merged into
+  the whole block's after each group.
 
 Elements are compared through integer keys, exactly as the fast kernels compare them:
 integers are their own keys; a float's key is computed from its bits (the caller passes
 floats as signed integers of the same width), ordered as the floats are, with every NaN
-above +inf and ``-0.0 == +0.0``.
+above +inf and ``-0.0 == +0.0``. Keys are computed at the elements' own width, so that
+the vectorised loops take as many elements at once as the data allows.
 """
 
 from __future__ import annotations
@@ -30,10 +36,12 @@ from numba import njit, prange
 
 from ..dtypes import KeyKind
 
-__all__ = ["CHUNK", "STRETCH", "portable_kernels"]
+__all__ = ["BLOCK", "CHUNK", "STRETCH", "PortableKernels", "portable_kernels"]
 
-# Elements of a row whose largest key is found before its position is looked for.
-CHUNK = 2048
+# Elements of a row whose largest key is found before its place is looked for ...
+CHUNK = 4096
+# ... and of a block searched at once for that key.
+BLOCK = 64
 # Inner positions a task of ``reduce_middle`` owns (its running keys stay in L1).
 STRETCH = 1024
 
@@ -44,64 +52,72 @@ _FLOAT_BITS = {
     KeyKind.F32: (0x7F800000, 0x7FFFFFFF),
     KeyKind.F64: (0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF),
 }
+# Row numbers within a group of ``reduce_middle``, by the elements' item size.
+_ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
-def _key_functions(kind: int):
-    """The key of one element of key kind ``kind``, and a new array for ``n`` keys of
-    elements like ``x``'s, as inlined numba functions."""
+def _key_function(kind: int, itemsize: int):
+    """The key of one element of key kind ``kind`` and ``itemsize`` bytes, as an inlined
+    numba function."""
     if kind == KeyKind.INT:
 
         def key(v):
             return v
 
-        def keys(n, x):
-            return np.empty(n, x.dtype)  # (uint64 keys need all 64 bits)
+        return njit(inline="always")(key)
+    width = np.dtype(f"i{itemsize}").type  # the bits' signed integer type
+    inf, mask = _FLOAT_BITS[KeyKind(kind)]
+    magnitude, above_inf, zero = width(mask), width(inf + 1), width(0)
+    negative_inf = width(inf - (1 << (8 * itemsize - 1)))  # -inf's bits, as signed
 
-    else:
+    def key(v):
+        # The magnitude, every NaN's made the one above +inf's, negated for the negative
+        # numbers but NaN (whose bits, as signed integers, are -inf's or below): the
+        # floats' order, as integers. (Cast back to the width at each step: numba would
+        # widen it.)
+        mag = width(min(width(v & magnitude), above_inf))
+        return width(zero - mag) if v <= negative_inf else mag
 
-        def keys(n, x):
-            return np.empty(n, np.int64)
-
-        inf, mask = _FLOAT_BITS[KeyKind(kind)]
-
-        def key(v):
-            # The magnitude, every NaN's made the one above +inf's, negated for the
-            # negative numbers (but NaN): the floats' order, as integers.
-            mag = v & mask
-            if mag > inf:
-                mag = inf + 1
-            return -mag if v < 0 and mag <= inf else mag
-
-    return njit(inline="always")(key), njit(inline="always")(keys)
+    return njit(inline="always")(key)
 
 
-# Bound by ``PortableKernels`` to the functions of one key kind (``_key_functions``).
-key = keys = None
+# Bound by ``PortableKernels`` for one key kind and item size: the key of an element, the
+# type of row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as
+# many as those count).
+key = row_number = GROUP = None
 
 
 def reduce_rows(x, out, last):
     outer, n = x.shape
     for o in prange(outer):
-        best = key(x[o, 0])
+        row = x[o]
+        best = key(row[0])
         at = 0
         for c0 in range(0, n, CHUNK):
-            c1 = min(c0 + CHUNK, n)
-            top = key(x[o, c0])
-            for i in range(c0 + 1, c1):
-                top = max(top, key(x[o, i]))
-            if c0 == 0 or top > best or (last and top == best):
-                # The chunk holds the best so far: find its first (or last) place.
+            chunk = row[c0 : min(c0 + CHUNK, n)]
+            top = key(chunk[0])
+            for i in range(chunk.size):
+                top = max(top, key(chunk[i]))
+            if c0 > 0 and (top < best or (top == best and not last)):
+                continue  # the best so far stands
+            best = top
+            # The first (last) block that holds ``top``, then its place in the block.
+            blocks = (chunk.size + BLOCK - 1) // BLOCK
+            for b in range(blocks):
                 if last:
-                    for i in range(c1 - 1, c0 - 1, -1):
-                        if key(x[o, i]) == top:
-                            at = i
+                    b = blocks - 1 - b
+                block = chunk[b * BLOCK : min(b * BLOCK + BLOCK, chunk.size)]
+                hit = False
+                for i in range(block.size):
+                    hit |= key(block[i]) == top
+                if hit:
+                    for i in range(block.size):
+                        if last:
+                            i = block.size - 1 - i
+                        if key(block[i]) == top:
+                            at = c0 + b * BLOCK + i
                             break
-                else:
-                    for i in range(c0, c1):
-                        if key(x[o, i]) == top:
-                            at = i
-                            break
-                best = top
+                    break
         out[o] = at
 
 
@@ -112,43 +128,69 @@ def reduce_middle(x, out, last):
         o = t // stretches
         j0 = (t - o * stretches) * STRETCH
         width = min(j0 + STRETCH, inner) - j0
-        best = keys(width, x)
+        best = np.empty(width, x.dtype)  # the block's best keys (floats': their bits')
         at = np.zeros(width, np.int64)
+        group_best = np.empty(width, x.dtype)
+        group_at = np.empty(width, row_number)
+        first = x[o, 0, j0 : j0 + width]
         for j in range(width):
-            best[j] = key(x[o, 0, j0 + j])
-        for i in range(1, n):
+            best[j] = key(first[j])
+        for g0 in range(1, n, GROUP):
+            g1 = g0 + min(GROUP, n - g0)  # (g0 + GROUP could overflow)
+            row = x[o, g0, j0 : j0 + width]
             for j in range(width):
-                k = key(x[o, i, j0 + j])
-                if k > best[j] or (last and k == best[j]):
+                group_best[j] = key(row[j])
+                group_at[j] = 0
+            for i in range(g0 + 1, g1):
+                row = x[o, i, j0 : j0 + width]
+                r = row_number(i - g0)
+                if last:
+                    for j in range(width):
+                        k, b = key(row[j]), group_best[j]
+                        better = k >= b
+                        group_best[j] = k if better else b
+                        group_at[j] = r if better else group_at[j]
+                else:
+                    for j in range(width):
+                        k, b = key(row[j]), group_best[j]
+                        better = k > b
+                        group_best[j] = k if better else b
+                        group_at[j] = r if better else group_at[j]
+            for j in range(width):
+                k, b = group_best[j], best[j]
+                if k > b or (last and k == b):
                     best[j] = k
-                    at[j] = i
-        for j in range(width):
-            out[o, j0 + j] = at[j]
+                    at[j] = g0 + group_at[j]
+        out[o, j0 : j0 + width] = at
 
 
-def _compile(fn, name: str, functions: tuple, parallel: bool):
-    """``fn`` with the key ``functions`` bound as its globals, compiled lazily under
-    ``name`` and kept in numba's disk cache (``cache=True``). Under ``NUMBA_DISABLE_JIT``
-    numba returns it as it is, a Python function in which ``prange`` is ``range``."""
-    key, keys = functions
-    bound_globals = {**fn.__globals__, "key": key, "keys": keys}
-    bound = FunctionType(fn.__code__, bound_globals, name, fn.__defaults__)
-    bound.__qualname__ = name
-    return njit(parallel=parallel, nogil=True, cache=True)(bound)
+def _compile(fn, name: str, bound: dict, parallel: bool):
+    """``fn`` with ``bound`` as extra globals, compiled lazily under ``name`` and kept in
+    numba's disk cache (``cache=True``). Under ``NUMBA_DISABLE_JIT`` numba returns it as
+    it is, a Python function in which ``prange`` is ``range``."""
+    bound_fn = FunctionType(fn.__code__, {**fn.__globals__, **bound}, name, fn.__defaults__)
+    bound_fn.__qualname__ = name
+    return njit(parallel=parallel, nogil=True, cache=True)(bound_fn)
 
 
 class PortableKernels:
-    """The portable loops for one key kind, serial and parallel (compiled by numba on
-    first use, per dtype)."""
+    """The portable loops for one key kind and item size, serial and parallel (compiled
+    by numba on first use)."""
 
-    def __init__(self, kind: int):
-        key = _key_functions(kind)
+    def __init__(self, kind: int, itemsize: int):
+        numbers = _ROW_NUMBERS[itemsize]
+        bound = {
+            "key": _key_function(kind, itemsize),
+            "row_number": numbers,
+            "GROUP": int(np.iinfo(numbers).max),
+        }
+        tag = f"k{kind}_b{itemsize}"
         self.rows = {
-            p: _compile(reduce_rows, f"portable_rows_k{kind}_{'par' if p else 'ser'}", key, p)
+            p: _compile(reduce_rows, f"portable_rows_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
         }
         self.middle = {
-            p: _compile(reduce_middle, f"portable_middle_k{kind}_{'par' if p else 'ser'}", key, p)
+            p: _compile(reduce_middle, f"portable_middle_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
         }
 
@@ -162,8 +204,9 @@ class PortableKernels:
         last: int,
         parallel: bool,
     ) -> None:
-        """Reduce the middle axis of the C-contiguous ``view`` seen as ``(outer, n,
-        inner)`` into the flat int64 ``out``, on numba's threads where ``parallel``."""
+        """Reduce the middle axis of the C-contiguous ``view`` (floats as signed integers)
+        seen as ``(outer, n, inner)`` into the flat int64 ``out``, on numba's threads
+        where ``parallel``."""
         if inner == 1:
             self.rows[parallel](view.reshape(outer, n), out, bool(last))
         else:
@@ -172,6 +215,6 @@ class PortableKernels:
 
 
 @functools.cache
-def portable_kernels(kind: int) -> PortableKernels:
-    """The portable kernels of key kind ``kind``."""
-    return PortableKernels(int(kind))
+def portable_kernels(kind: int, itemsize: int) -> PortableKernels:
+    """The portable kernels of key kind ``kind`` for elements of ``itemsize`` bytes."""
+    return PortableKernels(int(kind), itemsize)
