@@ -5,9 +5,10 @@ numba, CPU and Python that numba supports, and under ``NUMBA_DISABLE_JIT=1`` the
 plain Python. They are also the slow, obvious twin that the fast kernels are tested
 against.
 
-Two loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
+Three loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
-* ``reduce_rows`` for the last axis (``inner == 1``): each row is searched a chunk of
+* ``reduce_rows`` for the last axis (``inner == 1``): a row of at most BLOCK elements in
+  one plain pass, many rows to a task; a longer one is searched a chunk of
   CHUNK elements at a time, the chunk's largest key first (a reduction that LLVM
   vectorises); only where that beats the best so far is its place looked for, read again
   from cache: first the block of BLOCK elements that holds it, then the place in the
@@ -18,6 +19,9 @@ Two loops serve every layout of the canonical C-contiguous ``(outer, n, inner)``
   in loops across the positions that LLVM vectorises. Row numbers are kept as narrow as
   the keys (at least 16 bits) within a group of rows they can count, and merged into
   the whole block's after each group.
+* ``reduce_narrow`` for blocks ``x[o]`` narrower than NARROW_WIDTH: consecutive rows are
+  read side by side as one wide row, folded the same way, and each column's lanes
+  merged at the end, so that the vectorised loops are wide however narrow the block.
 
 Elements are compared through integer keys, exactly as the fast kernels compare them:
 integers are their own keys; a float's key is computed from its bits (the caller passes
@@ -36,7 +40,15 @@ from numba import njit, prange
 
 from ..dtypes import KeyKind
 
-__all__ = ["BLOCK", "CHUNK", "STRETCH", "PortableKernels", "portable_kernels"]
+__all__ = [
+    "BLOCK",
+    "CHUNK",
+    "NARROW_WIDTH",
+    "STRETCH",
+    "TASK_ELEMENTS",
+    "PortableKernels",
+    "portable_kernels",
+]
 
 # Elements of a row whose largest key is found before its place is looked for ...
 CHUNK = 4096
@@ -44,6 +56,10 @@ CHUNK = 4096
 BLOCK = 64
 # Inner positions a task of ``reduce_middle`` owns (its running keys stay in L1).
 STRETCH = 1024
+# Blocks of fewer inner positions than this go to ``reduce_narrow`` ...
+NARROW_WIDTH = 64
+# ... which, like the short rows of ``reduce_rows``, takes about this many elements a task.
+TASK_ELEMENTS = 1 << 14
 
 # kind -> (bits of +inf, mask of the magnitude bits)
 _FLOAT_BITS = {
@@ -89,6 +105,20 @@ key = row_number = GROUP = None
 
 def reduce_rows(x, out, last):
     outer, n = x.shape
+    if n <= BLOCK:
+        # Short rows: one plain pass each, many rows to a task.
+        per = max(1, TASK_ELEMENTS // n)
+        for t in prange((outer + per - 1) // per):
+            for o in range(t * per, min(t * per + per, outer)):
+                best = key(x[o, 0])
+                at = 0
+                for i in range(1, n):
+                    k = key(x[o, i])
+                    if k > best or (last and k == best):
+                        best = k
+                        at = i
+                out[o] = at
+        return
     for o in prange(outer):
         row = x[o]
         best = key(row[0])
@@ -164,6 +194,57 @@ def reduce_middle(x, out, last):
         out[o, j0 : j0 + width] = at
 
 
+def reduce_narrow(x, out, last):
+    # Blocks x[o] narrower than NARROW_WIDTH elements: ``m`` consecutive rows side by
+    # side make one wide row of ``m * inner`` lanes, folded as ``reduce_middle`` folds
+    # rows; then each column's ``m`` lanes are merged, and the rows after the last whole
+    # wide row taken in. Many blocks to a task.
+    outer, n, inner = x.shape
+    m = max(1, NARROW_WIDTH // inner)
+    width = m * inner
+    wide_rows = n // m
+    per = max(1, TASK_ELEMENTS // (n * inner))
+    for t in prange((outer + per - 1) // per):
+        best = np.empty(width, x.dtype)
+        at = np.empty(width, np.int64)  # each lane's wide row
+        for o in range(t * per, min(t * per + per, outer)):
+            flat = x[o].reshape(n * inner)
+            if wide_rows > 0:
+                for q in range(width):
+                    best[q] = key(flat[q])
+                    at[q] = 0
+            for r in range(1, wide_rows):
+                wide = flat[r * width : r * width + width]
+                if last:
+                    for q in range(width):
+                        k, b = key(wide[q]), best[q]
+                        better = k >= b
+                        best[q] = k if better else b
+                        at[q] = r if better else at[q]
+                else:
+                    for q in range(width):
+                        k, b = key(wide[q]), best[q]
+                        better = k > b
+                        best[q] = k if better else b
+                        at[q] = r if better else at[q]
+            for c in range(inner):
+                if wide_rows > 0:
+                    top, row = best[c], at[c] * m
+                    for s in range(1, m):
+                        k, r = best[s * inner + c], at[s * inner + c] * m + s
+                        if k > top or (k == top and (r > row if last else r < row)):
+                            top, row = k, r
+                    first = wide_rows * m
+                else:
+                    top, row = key(flat[c]), 0
+                    first = 1
+                for r in range(first, n):
+                    k = key(flat[r * inner + c])
+                    if k > top or (last and k == top):
+                        top, row = k, r
+                out[o, c] = row
+
+
 def _compile(fn, name: str, bound: dict, parallel: bool):
     """``fn`` with ``bound`` as extra globals, compiled lazily under ``name`` and kept in
     numba's disk cache (``cache=True``). Under ``NUMBA_DISABLE_JIT`` numba returns it as
@@ -193,6 +274,10 @@ class PortableKernels:
             p: _compile(reduce_middle, f"portable_middle_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
         }
+        self.narrow = {
+            p: _compile(reduce_narrow, f"portable_narrow_{tag}_{'par' if p else 'ser'}", bound, p)
+            for p in (False, True)
+        }
 
     def run(
         self,
@@ -211,7 +296,8 @@ class PortableKernels:
             self.rows[parallel](view.reshape(outer, n), out, bool(last))
         else:
             x, out2 = view.reshape(outer, n, inner), out.reshape(outer, inner)
-            self.middle[parallel](x, out2, bool(last))
+            kernels = self.narrow if inner < NARROW_WIDTH else self.middle
+            kernels[parallel](x, out2, bool(last))
 
 
 @functools.cache
