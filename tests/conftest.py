@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+import onnx
 import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
@@ -139,3 +140,16 @@ def kernel_path(request, monkeypatch):
     small inputs (``PARALLEL``)."""
     use_thresholds(monkeypatch, **(SERIAL if request.param == "serial" else PARALLEL))
     return request.param
+
+
+def assert_same_type(ours: onnx.TypeProto, theirs: onnx.TypeProto) -> None:
+    """Shape inference's types: equal, except that a dim onnx names ``unk__N`` may be
+    unknown in ours."""
+    a, b = ours.tensor_type, theirs.tensor_type
+    assert a.elem_type == b.elem_type
+    assert a.HasField("shape") == b.HasField("shape")
+    assert len(a.shape.dim) == len(b.shape.dim)
+    for x, y in zip(a.shape.dim, b.shape.dim, strict=True):
+        if y.dim_param.startswith("unk__") and not x.HasField("dim_value") and not x.dim_param:
+            continue
+        assert x == y

@@ -97,10 +97,28 @@ def _key_function(kind: int, itemsize: int):
     return njit(inline="always")(key)
 
 
-# Bound by ``PortableKernels`` for one key kind and item size: the key of an element, the
-# type of row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as
-# many as those count).
-key = row_number = GROUP = None
+# Bound by ``PortableKernels`` for one key kind and item size: the key of an element,
+# ``fold_row`` compiled with it, the type of row numbers within a group
+# (``_ROW_NUMBERS``) and the rows a group holds (as many as those count).
+key = fold = row_number = GROUP = None
+
+
+def fold_row(row, best, at, r, last):
+    # Row ``r`` taken into the best keys ``best`` and their rows ``at``, lane by lane:
+    # a loop across the lanes, with one comparison per value of ``last``, which LLVM
+    # vectorises.
+    if last:
+        for j in range(row.size):
+            k, b = key(row[j]), best[j]
+            better = k >= b
+            best[j] = k if better else b
+            at[j] = r if better else at[j]
+    else:
+        for j in range(row.size):
+            k, b = key(row[j]), best[j]
+            better = k > b
+            best[j] = k if better else b
+            at[j] = r if better else at[j]
 
 
 def reduce_rows(x, out, last):
@@ -173,19 +191,7 @@ def reduce_middle(x, out, last):
                 group_at[j] = 0
             for i in range(g0 + 1, g1):
                 row = x[o, i, j0 : j0 + width]
-                r = row_number(i - g0)
-                if last:
-                    for j in range(width):
-                        k, b = key(row[j]), group_best[j]
-                        better = k >= b
-                        group_best[j] = k if better else b
-                        group_at[j] = r if better else group_at[j]
-                else:
-                    for j in range(width):
-                        k, b = key(row[j]), group_best[j]
-                        better = k > b
-                        group_best[j] = k if better else b
-                        group_at[j] = r if better else group_at[j]
+                fold(row, group_best, group_at, row_number(i - g0), last)
             for j in range(width):
                 k, b = group_best[j], best[j]
                 if k > b or (last and k == b):
@@ -214,19 +220,7 @@ def reduce_narrow(x, out, last):
                     best[q] = key(flat[q])
                     at[q] = 0
             for r in range(1, wide_rows):
-                wide = flat[r * width : r * width + width]
-                if last:
-                    for q in range(width):
-                        k, b = key(wide[q]), best[q]
-                        better = k >= b
-                        best[q] = k if better else b
-                        at[q] = r if better else at[q]
-                else:
-                    for q in range(width):
-                        k, b = key(wide[q]), best[q]
-                        better = k > b
-                        best[q] = k if better else b
-                        at[q] = r if better else at[q]
+                fold(flat[r * width : r * width + width], best, at, r, last)
             for c in range(inner):
                 if wide_rows > 0:
                     top, row = best[c], at[c] * m
@@ -245,13 +239,18 @@ def reduce_narrow(x, out, last):
                 out[o, c] = row
 
 
+def _bind(fn, name: str, bound: dict):
+    """``fn`` with ``bound`` as extra globals, under ``name``."""
+    bound_fn = FunctionType(fn.__code__, {**fn.__globals__, **bound}, name, fn.__defaults__)
+    bound_fn.__qualname__ = name
+    return bound_fn
+
+
 def _compile(fn, name: str, bound: dict, parallel: bool):
     """``fn`` with ``bound`` as extra globals, compiled lazily under ``name`` and kept in
     numba's disk cache (``cache=True``). Under ``NUMBA_DISABLE_JIT`` numba returns it as
     it is, a Python function in which ``prange`` is ``range``."""
-    bound_fn = FunctionType(fn.__code__, {**fn.__globals__, **bound}, name, fn.__defaults__)
-    bound_fn.__qualname__ = name
-    return njit(parallel=parallel, nogil=True, cache=True)(bound_fn)
+    return njit(parallel=parallel, nogil=True, cache=True)(_bind(fn, name, bound))
 
 
 class PortableKernels:
@@ -260,12 +259,15 @@ class PortableKernels:
 
     def __init__(self, kind: int, itemsize: int):
         numbers = _ROW_NUMBERS[itemsize]
+        key_fn = _key_function(kind, itemsize)
+        tag = f"k{kind}_b{itemsize}"
+        fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", {"key": key_fn}))
         bound = {
-            "key": _key_function(kind, itemsize),
+            "key": key_fn,
+            "fold": fold_fn,
             "row_number": numbers,
             "GROUP": int(np.iinfo(numbers).max),
         }
-        tag = f"k{kind}_b{itemsize}"
         self.rows = {
             p: _compile(reduce_rows, f"portable_rows_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)

@@ -11,6 +11,7 @@ import sys
 
 import onnx
 import pytest
+from conftest import assert_same_type
 from onnx import TensorProto, helper
 
 import shape_inference as si
@@ -38,18 +39,6 @@ def types_of(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
 
 def onnx_types(model) -> onnx.GraphProto:
     return onnx.shape_inference.infer_shapes(model, strict_mode=True, check_type=True).graph
-
-
-def assert_same_type(ours: onnx.TypeProto, theirs: onnx.TypeProto) -> None:
-    """Equal, except that a dim onnx names ``unk__N`` may be unknown in ours."""
-    a, b = ours.tensor_type, theirs.tensor_type
-    assert a.elem_type == b.elem_type
-    assert a.HasField("shape") == b.HasField("shape")
-    assert len(a.shape.dim) == len(b.shape.dim)
-    for x, y in zip(a.shape.dim, b.shape.dim, strict=True):
-        if y.dim_param.startswith("unk__") and not x.HasField("dim_value") and not x.dim_param:
-            continue
-        assert x == y
 
 
 def argmax_chain(opset=13):

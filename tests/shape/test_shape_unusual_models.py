@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import onnx
 import pytest
+from conftest import assert_same_type
 from onnx import TensorProto, helper
 
 import shape_inference as si
@@ -26,18 +27,6 @@ def onnx_strict(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def types_of(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
     return {v.name: v.type for v in (*graph.value_info, *graph.output)}
-
-
-def assert_same_type(ours: onnx.TypeProto, theirs: onnx.TypeProto) -> None:
-    """Equal, except that a dim onnx names ``unk__N`` may be unknown in ours."""
-    a, b = ours.tensor_type, theirs.tensor_type
-    assert a.elem_type == b.elem_type
-    assert a.HasField("shape") == b.HasField("shape")
-    assert len(a.shape.dim) == len(b.shape.dim)
-    for x, y in zip(a.shape.dim, b.shape.dim, strict=True):
-        if y.dim_param.startswith("unk__") and not x.HasField("dim_value") and not x.dim_param:
-            continue
-        assert x == y
 
 
 def assert_types_match_onnx(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
