@@ -164,7 +164,7 @@ def _reduce(
 ) -> Call | None:
     """Reduce on this process's tier (``tiers``); where the fast tier fails, fall back to
     the portable one for good. Returns what ``_run`` returns."""
-    if tiers.current() is Tier.FAST:
+    if tiers.STATE.tier is Tier.FAST:
         try:
             return _run(kind, view, out, outer, n, inner, last)
         except Exception as exc:  # the inputs were checked: the fast tier itself failed

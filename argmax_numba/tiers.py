@@ -25,7 +25,7 @@ from enum import Enum
 
 import numba
 
-__all__ = ["FAST_NUMBA", "Tier", "current", "fall_back", "kernel_tier"]
+__all__ = ["FAST_NUMBA", "STATE", "Tier", "current", "fall_back", "kernel_tier"]
 
 ENVIRONMENT = "ARGMAX_NUMBA_TIER"
 # The first and last numba releases (major, minor) the fast tier was tested with.
@@ -44,22 +44,26 @@ class Tier(str, Enum):
     PORTABLE = "portable"
 
 
-class _State:
+class State:
+    """This process's tier, and whether its fallback has warned."""
+
     tier: Tier = Tier.PORTABLE
     warned: bool = False
 
 
-_STATE = _State()
+STATE = State()
+"""Read by the wrapper on every call (an attribute, cheaper than a call); changed only
+by ``choose``, ``fall_back`` and ``use``."""
 
 
 def kernel_tier() -> str:
     """The kernels this process runs: ``"fast"`` or ``"portable"`` (see the module)."""
-    return _STATE.tier.value
+    return STATE.tier.value
 
 
 def current() -> Tier:
     """The tier this process runs."""
-    return _STATE.tier
+    return STATE.tier
 
 
 def _warn(message: str) -> None:
@@ -115,16 +119,16 @@ def choose() -> Tier:
     else:
         _warn(f"{reason}; using the portable kernels")
         tier = Tier.PORTABLE
-    _STATE.tier = tier
+    STATE.tier = tier
     return tier
 
 
 def fall_back(exc: BaseException) -> None:
     """Switch this process to the portable tier after the fast one failed with ``exc``,
     with one warning."""
-    _STATE.tier = Tier.PORTABLE
-    if not _STATE.warned:
-        _STATE.warned = True
+    STATE.tier = Tier.PORTABLE
+    if not STATE.warned:
+        STATE.warned = True
         _warn(
             f"argmax: the fast kernels failed ({type(exc).__name__}: {exc}); "
             "using the portable kernels from now on"
@@ -134,4 +138,4 @@ def fall_back(exc: BaseException) -> None:
 def use(tier: Tier) -> None:
     """Run ``tier`` from now on (tests switch tiers with it; Python callers only:
     compiled callers keep the tier they were compiled with)."""
-    _STATE.tier = Tier(tier)
+    STATE.tier = Tier(tier)

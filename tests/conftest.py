@@ -117,7 +117,7 @@ def use_thresholds(monkeypatch: pytest.MonkeyPatch, **values: int) -> None:
 def use_tier(monkeypatch: pytest.MonkeyPatch, tier: str) -> None:
     """Run this test's calls from Python on ``tier`` ("fast" or "portable"), with an
     empty store of remembered calls (they would run the other tier's kernels)."""
-    monkeypatch.setattr(tiers._STATE, "tier", tiers.Tier(tier))
+    monkeypatch.setattr(tiers.STATE, "tier", tiers.Tier(tier))
     monkeypatch.setattr(api, "_PLANS", {})
 
 

@@ -137,10 +137,10 @@ def test_numba_disable_jit_imports_and_answers_right():
 
 @pytest.fixture
 def restore_tier():
-    saved = tiers.current(), tiers._STATE.warned, api._PLANS
+    saved = tiers.current(), tiers.STATE.warned, api._PLANS
     yield
     tiers.use(saved[0])
-    tiers._STATE.warned = saved[1]
+    tiers.STATE.warned = saved[1]
     api._PLANS = saved[2]
 
 
@@ -151,7 +151,7 @@ def test_a_fast_kernel_that_fails_to_build_falls_back(monkeypatch, restore_tier)
         raise RuntimeError("an internal moved")
 
     tiers.use(tiers.Tier.FAST)
-    tiers._STATE.warned = False
+    tiers.STATE.warned = False
     api._PLANS = {}
     monkeypatch.setattr(registry.KernelCode, "entry", broken)
     x = np.random.default_rng(1).standard_normal((64, 33)).astype(np.float32)
