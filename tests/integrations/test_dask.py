@@ -24,6 +24,9 @@ from hypothesis import strategies as st
 import argmax_numba
 from argmax_numba.dask import argmax
 
+# numpy's AxisError (numpy.exceptions.AxisError from numpy 1.25, numpy.AxisError before).
+AxisError = getattr(np, "exceptions", np).AxisError
+
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
 
@@ -137,8 +140,8 @@ def test_stays_lazy_until_computed():
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
-        ({"axis": 2}, np.exceptions.AxisError),
-        ({"axis": -3}, np.exceptions.AxisError),
+        ({"axis": 2}, AxisError),
+        ({"axis": -3}, AxisError),
         ({"axis": 1.0}, TypeError),
         ({"axis": True}, TypeError),
         ({"keepdims": 2}, ValueError),
