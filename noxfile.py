@@ -3,6 +3,7 @@
     nox -l                                          # the sessions
     nox -s "semantics(numba-0.63.0-numpy-1.24.0)"   # one of them
     nox -t oldest                                   # the same: the oldest numba and numpy
+    nox -t oldest -- -m "not slow"                  # arguments after -- go to pytest
 
 Each session installs the package with its test extra into a new virtual environment,
 then runs the semantic tests twice: on the tier of kernels the package picks for that
@@ -57,12 +58,10 @@ def run_semantic_tests(session: nox.Session, *pins: str) -> None:
     # release is not for another.
     cache = os.path.join(session.create_tmp(), "numba-cache")
     # (None: the default tier, whatever ARGMAX_NUMBA_TIER nox was started with.)
-    session.run(*PYTEST, *SEMANTIC_TESTS, env={"NUMBA_CACHE_DIR": cache, "ARGMAX_NUMBA_TIER": None})
-    session.run(
-        *PYTEST,
-        *KERNEL_TESTS,
-        env={"NUMBA_CACHE_DIR": cache, "ARGMAX_NUMBA_TIER": "portable"},
-    )
+    extra = session.posargs  # e.g. -m "not slow"
+    env = {"NUMBA_CACHE_DIR": cache, "ARGMAX_NUMBA_TIER": None}
+    session.run(*PYTEST, *extra, *SEMANTIC_TESTS, env=env)
+    session.run(*PYTEST, *extra, *KERNEL_TESTS, env={**env, "ARGMAX_NUMBA_TIER": "portable"})
 
 
 @nox.session(python="3.11")

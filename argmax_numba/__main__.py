@@ -1,5 +1,5 @@
-"""Demo: ``python -m argmax_numba`` runs ArgMax on generated tensors and compares it
-with numpy, then infers the ArgMax output types of a small bundled ONNX model."""
+"""Demo: ``python -m argmax_numba`` runs ArgMax and ArgMin on generated tensors and
+compares them with numpy, then infers the output types of a small bundled ONNX model."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from importlib import resources
 
 import numpy as np
 
-from . import argmax
+from . import argmax, argmin
 
 
 def _best_of(fn, repeats: int) -> float:
@@ -21,33 +21,38 @@ def _best_of(fn, repeats: int) -> float:
     return min(times)
 
 
+# (ours, numpy's, the dtypes shown) for each operator.
+_OPERATORS = (
+    ("ArgMax", argmax, np.argmax, (np.float32, np.float64, np.int8, np.uint16)),
+    ("ArgMin", argmin, np.argmin, (np.float32, np.int8)),
+)
+
+
 def run_tensors(size: int, repeats: int) -> None:
     rng = np.random.default_rng(0)
-    print(f"ArgMax on generated tensors (best of {repeats} runs, after one compiling call)")
-    head = ("dtype", "shape", "axis", "ours ms", "numpy ms", "speed-up")
-    print("{:>8} {:>16} {:>4}  {:>8} {:>8}  {:>8}  same".format(*head))
-    for dtype in (np.float32, np.float64, np.int8, np.uint16):
-        x = (rng.standard_normal((size, size)) * 50).astype(dtype)
-        for axis in (0, 1):
-            start = time.perf_counter()
-            ours = argmax(x, axis, 0)
-            first = time.perf_counter() - start
-            t_ours = _best_of(lambda: argmax(x, axis, 0), repeats)  # noqa: B023
-            t_np = _best_of(lambda: np.argmax(x, axis), repeats)  # noqa: B023
-            same = bool((ours == np.argmax(x, axis)).all())
-            print(
-                f"{np.dtype(dtype).name:>8} {x.shape!s:>16} {axis:>4}  {t_ours * 1e3:8.2f} "
-                f"{t_np * 1e3:8.2f}  {t_np / t_ours:7.1f}x  {same}   (first call {first:.2f} s)"
-            )
+    print(f"ArgMax and ArgMin on generated tensors (best of {repeats} runs, after one call)")
+    head = ("op", "dtype", "shape", "axis", "ours ms", "numpy ms", "speed-up")
+    print("{:>6} {:>8} {:>16} {:>4}  {:>8} {:>8}  {:>8}  same".format(*head))
+    for op, ours_fn, numpy_fn, dtypes in _OPERATORS:
+        for dtype in dtypes:
+            x = (rng.standard_normal((size, size)) * 50).astype(dtype)
+            for axis in (0, 1):
+                start = time.perf_counter()
+                ours = ours_fn(x, axis, 0)
+                first = time.perf_counter() - start
+                t_ours = _best_of(lambda: ours_fn(x, axis, 0), repeats)  # noqa: B023
+                t_np = _best_of(lambda: numpy_fn(x, axis), repeats)  # noqa: B023
+                same = bool((ours == numpy_fn(x, axis)).all())
+                print(
+                    f"{op:>6} {np.dtype(dtype).name:>8} {x.shape!s:>16} {axis:>4}  "
+                    f"{t_ours * 1e3:8.2f} {t_np * 1e3:8.2f}  {t_np / t_ours:7.1f}x  {same}   "
+                    f"(first call {first:.2f} s)"
+                )
     x = np.array([[1.0, np.nan, 3.0, 3.0], [-0.0, 0.0, -1.0, np.nan]], dtype=np.float32)
-    print("\nONNX semantics on", x.tolist())
-    print(
-        "  first occurrence:",
-        argmax(x, 1, 0).tolist(),
-        " last occurrence:",
-        argmax(x, 1, 0, 1).tolist(),
-        " (NaN is the largest value, -0.0 == +0.0)",
-    )
+    print("\nONNX semantics on", x.tolist(), "(NaN wins, -0.0 == +0.0)")
+    for op, ours_fn, _, _ in _OPERATORS:
+        first, last = ours_fn(x, 1, 0).tolist(), ours_fn(x, 1, 0, 1).tolist()
+        print(f"  {op}: first occurrence {first}, last occurrence {last}")
 
 
 def run_shape_inference() -> None:
@@ -58,7 +63,7 @@ def run_shape_inference() -> None:
     path = resources.files("shape_inference") / "data" / "demo_classifier.onnx"
     model = onnx.load_from_string(path.read_bytes())
     print(f"\nShape inference on the bundled model {path.name}:")
-    for typing in shape_inference.infer_argmax_types(model):
+    for typing in shape_inference.infer_argmax_argmin_types(model):
         print(f"  {typing}")
 
 

@@ -1,4 +1,5 @@
-"""``argmax``: validate, bring the reduced axis into a canonical layout, dispatch."""
+"""``argmax`` and ``argmin``: validate, bring the reduced axis into a canonical layout,
+dispatch."""
 
 from __future__ import annotations
 
@@ -12,14 +13,13 @@ import numba
 import numpy as np
 
 from . import planning, tiers
-from .dtypes import KINDS as _KINDS
-from .dtypes import kernel_view
+from .dtypes import VIEWS, Extreme, kernel_view
 from .kernels.portable import portable_kernels
 from .planning import plan, serial
 from .runtime import parallel as _parallel
 from .tiers import Tier
 
-__all__ = ["argmax"]
+__all__ = ["argmax", "argmin"]
 
 # numpy 1.25 moved AxisError to numpy.exceptions.
 AxisError = getattr(np, "exceptions", np).AxisError
@@ -45,7 +45,8 @@ class RememberedCall(NamedTuple):
     result_shape: tuple[int, ...] | None  # None: ``out_shape``
 
 
-# (shape, dtype, axis, keepdims, select_last_index) -> the call that such an input runs.
+# (shape, dtype, axis, keepdims, select_last_index, function name) -> the call that such
+# an input runs (the name: "argmax" or "argmin").
 # Repeated small calls (a classifier's logits, a decoding loop) then cost little more
 # than the kernel call.
 _PLANS: dict[tuple, RememberedCall] = {}
@@ -58,30 +59,30 @@ _ENTRIES: dict[tuple, bool] = {}
 _INT64 = np.dtype(np.int64)
 
 
-def _flag(value, name: str) -> int:
+def _flag(value, name: str, op: str) -> int:
     if isinstance(value, (bool, np.bool_)):
         return int(value)
     try:
         v = operator.index(value)
     except TypeError:
         raise TypeError(
-            f"argmax: {name} must be 0, 1 or a bool, not {type(value).__name__}"
+            f"{op}: {name} must be 0, 1 or a bool, not {type(value).__name__}"
         ) from None
     if v not in (0, 1):
-        raise ValueError(f"argmax: {name} must be 0 or 1, got {v}")
+        raise ValueError(f"{op}: {name} must be 0 or 1, got {v}")
     return v
 
 
-def _axis(axis, ndim: int) -> int:
+def _axis(axis, ndim: int, op: str) -> int:
     if isinstance(axis, (bool, np.bool_)):
-        raise TypeError("argmax: axis must be an integer, not bool")
+        raise TypeError(f"{op}: axis must be an integer, not bool")
     try:
         a = operator.index(axis)
     except TypeError:
-        raise TypeError(f"argmax: axis must be an integer, not {type(axis).__name__}") from None
+        raise TypeError(f"{op}: axis must be an integer, not {type(axis).__name__}") from None
     if not -ndim <= a < ndim:
         raise AxisError(
-            f"argmax: axis {a} is out of range for a tensor of rank {ndim}; "
+            f"{op}: axis {a} is out of range for a tensor of rank {ndim}; "
             f"valid axes are [{-ndim}, {ndim - 1}]"
         )
     return a + ndim if a < 0 else a
@@ -212,12 +213,12 @@ def _takes_own_dtype(x: np.ndarray, view: np.ndarray, call: Call, last: int) -> 
     return own
 
 
-def _remember(x, axis, keep, last, view, call: Call, result_shape) -> None:
-    """Keep a serial call for later calls on inputs of the same kind."""
+def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
+    """Keep a serial call for later calls on inputs of the same kind, under ``key``."""
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     own = _takes_own_dtype(x, view, call, last)
-    _PLANS[(x.shape, x.dtype, axis, keep, last)] = RememberedCall(
+    _PLANS[key] = RememberedCall(
         call.entry,
         None if view.dtype is x.dtype or own else view.dtype,
         None if call.in_shape == x.shape else call.in_shape,
@@ -227,98 +228,124 @@ def _remember(x, axis, keep, last, view, call: Call, result_shape) -> None:
     )
 
 
-def argmax(data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> np.ndarray:
-    """Indices of the maximum along ``axis``, with the semantics of ONNX ArgMax-12/13.
+def _arg_function(extreme: Extreme):
+    """``argmax`` or ``argmin``: the wrapper for the operator that looks for ``extreme``.
+    One body serves both: the operator decides only the key kinds (``dtypes.KeyKind``)
+    and the name in errors."""
+    name = extreme.function  # also the operator's tag in ``_PLANS``' keys: a str, whose
+    # hash Python keeps (an Enum member's hash is a Python-level call)
+    views = VIEWS[extreme]  # dtype -> (key kind, view dtype), for dtypes seen before
 
-    Parameters
-    ----------
-    data
-        Array-like of a type ArgMax accepts: float64, float32, float16, bfloat16
-        (``ml_dtypes.bfloat16``), or a signed or unsigned integer of 8 to 64 bits.
-    axis
-        The reduced axis, in ``[-r, r-1]`` for a rank-``r`` input. ONNX's default, 0.
-    keepdims
-        1 (default) keeps the reduced axis with size 1; 0 drops it.
-    select_last_index
-        1 picks the last occurrence of the maximum, 0 (default) the first.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new int64 array. NaN counts as the largest value and ``-0.0 == +0.0``.
-
-    Also callable from ``@numba.njit`` code, with ``keepdims`` given as a constant.
-    """
-    x = data if type(data) is np.ndarray else np.asarray(data)
-    if type(axis) is int and type(keepdims) is int and type(select_last_index) is int:
-        small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index))
-        if small is not None:
-            # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
-            # "Small calls: one flag lookup and no view").
-            if x.flags.carray:
-                fn, view_dtype, in_shape, out_shape, extra, result_shape = small
-                view = x if view_dtype is None else x.view(view_dtype)
-                out = np.empty(out_shape, _INT64)
-                fn(
-                    view if in_shape is None else view.reshape(in_shape),
-                    out,
-                    select_last_index,
-                    *extra,
-                )
-                return out if result_shape is None else out.reshape(result_shape)
-    shape = x.shape
-    keep = keepdims if type(keepdims) is int and 0 <= keepdims <= 1 else _flag(keepdims, "keepdims")
-    last = (
-        select_last_index
-        if type(select_last_index) is int and 0 <= select_last_index <= 1
-        else _flag(select_last_index, "select_last_index")
-    )
-    ndim = x.ndim
-    if ndim == 0:
-        raise ValueError("argmax: the input is a scalar (rank 0); there is no axis to reduce")
-    ax = axis if type(axis) is int and 0 <= axis < ndim else _axis(axis, ndim)
-    dtype = x.dtype
-    kind, view_dtype = _KINDS.get(dtype) or kernel_view(dtype.newbyteorder("="))
-    n = shape[ax]
-    if n == 0:
-        raise ValueError(
-            f"argmax: the reduced axis {ax} is empty (input shape {shape}); "
-            "ArgMax of an empty axis is undefined"
+    def arg_function(
+        data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0
+    ) -> np.ndarray:
+        x = data if type(data) is np.ndarray else np.asarray(data)
+        if type(axis) is int and type(keepdims) is int and type(select_last_index) is int:
+            small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index, name))
+            if small is not None:
+                # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
+                # "Small calls: one flag lookup and no view").
+                if x.flags.carray:
+                    fn, view_dtype, in_shape, out_shape, extra, result_shape = small
+                    view = x if view_dtype is None else x.view(view_dtype)
+                    out = np.empty(out_shape, _INT64)
+                    fn(
+                        view if in_shape is None else view.reshape(in_shape),
+                        out,
+                        select_last_index,
+                        *extra,
+                    )
+                    return out if result_shape is None else out.reshape(result_shape)
+        shape = x.shape
+        keep = (
+            keepdims
+            if type(keepdims) is int and 0 <= keepdims <= 1
+            else _flag(keepdims, "keepdims", name)
         )
-    if keep:
-        out_shape = shape[:ax] + (1,) + shape[ax + 1 :]
-    else:
-        out_shape = shape[:ax] + shape[ax + 1 :]
-    if x.size == 0:
-        return np.zeros(out_shape, dtype=np.int64)
+        last = (
+            select_last_index
+            if type(select_last_index) is int and 0 <= select_last_index <= 1
+            else _flag(select_last_index, "select_last_index", name)
+        )
+        ndim = x.ndim
+        if ndim == 0:
+            raise ValueError(f"{name}: the input is a scalar (rank 0); there is no axis to reduce")
+        ax = axis if type(axis) is int and 0 <= axis < ndim else _axis(axis, ndim, name)
+        dtype = x.dtype
+        kind, view_dtype = views.get(dtype) or kernel_view(dtype.newbyteorder("="), extreme)
+        n = shape[ax]
+        if n == 0:
+            raise ValueError(
+                f"{name}: the reduced axis {ax} is empty (input shape {shape}); "
+                f"{extreme.op_type} of an empty axis is undefined"
+            )
+        if keep:
+            out_shape = shape[:ax] + (1,) + shape[ax + 1 :]
+        else:
+            out_shape = shape[:ax] + shape[ax + 1 :]
+        if x.size == 0:
+            return np.zeros(out_shape, dtype=np.int64)
 
-    flags = x.flags
-    if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case: no copies
-        view = x if view_dtype is dtype else x.view(view_dtype)
-        out = np.empty(x.size // n, _INT64)
-        serial_call = _reduce(kind, view, out, prod(shape[:ax]), n, prod(shape[ax + 1 :]), last)
-        plain_args = type(axis) is int and type(keepdims) is int
-        # Plans of small calls only (large ones run serially only in a forked child).
-        small = x.nbytes < planning.SERIAL_BELOW_BYTES
-        if plain_args and serial_call and small and flags.writeable:
-            _remember(x, axis, keep, last, view, serial_call, out_shape)
-        return out.reshape(out_shape)
+        flags = x.flags
+        if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case
+            view = x if view_dtype is dtype else x.view(view_dtype)
+            out = np.empty(x.size // n, _INT64)
+            outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
+            serial_call = _reduce(kind, view, out, outer, n, inner, last)
+            plain_args = type(axis) is int and type(keepdims) is int
+            # Plans of small calls only (large ones run serially only in a forked child).
+            small = x.nbytes < planning.SERIAL_BELOW_BYTES
+            if plain_args and serial_call and small and flags.writeable:
+                key = (x.shape, x.dtype, axis, keep, last, name)
+                _remember(key, x, last, view, serial_call, out_shape)
+            return out.reshape(out_shape)
 
-    x = _native(x)
-    order = _contiguous_order(x)
-    if order is None:
-        x, order = np.ascontiguousarray(x), tuple(range(ndim))
-    # The same elements with the axes in an order in which they are C-contiguous go the
-    # common way above (with its remembered calls for repeated small inputs); the result's
-    # axes are then put back in input order (docs/performance.md, "Small calls: one flag
-    # lookup and no view").
-    pos = order.index(ax)
-    result = _reduce_view(x.transpose(order), pos, keep, last)
-    kept = order if keep else order[:pos] + order[pos + 1 :]
-    return result.transpose(sorted(range(len(kept)), key=kept.__getitem__))
+        x = _native(x)
+        order = _contiguous_order(x)
+        if order is None:
+            x, order = np.ascontiguousarray(x), tuple(range(ndim))
+        # The same elements with the axes in an order in which they are C-contiguous go
+        # the common way above (with its remembered calls for repeated small inputs);
+        # the result's axes are then put back in input order (docs/performance.md,
+        # "Small calls: one flag lookup and no view").
+        pos = order.index(ax)
+        result = arg_function(x.transpose(order), pos, keep, last)
+        kept = order if keep else order[:pos] + order[pos + 1 :]
+        return result.transpose(sorted(range(len(kept)), key=kept.__getitem__))
+
+    arg_function.__name__ = arg_function.__qualname__ = name
+    arg_function.__module__ = __name__
+    return arg_function
 
 
-# ``argmax`` itself, for its own second call on a C-contiguous view: one reduction is one
-# call of the module's ``argmax`` (what a wrapper that replaces it, say to count calls,
-# sees).
-_reduce_view = argmax
+_DOC = """Indices of the {what} along ``axis``, with the semantics of ONNX {op}-12/13.
+
+Parameters
+----------
+data
+    Array-like of a type {op} accepts: float64, float32, float16, bfloat16
+    (``ml_dtypes.bfloat16``), or a signed or unsigned integer of 8 to 64 bits.
+axis
+    The reduced axis, in ``[-r, r-1]`` for a rank-``r`` input. ONNX's default, 0.
+keepdims
+    1 (default) keeps the reduced axis with size 1; 0 drops it.
+select_last_index
+    1 picks the last occurrence of the {what}, 0 (default) the first.
+
+Returns
+-------
+numpy.ndarray
+    A new int64 array. NaN {nan} and ``-0.0 == +0.0``.
+
+Also callable from ``@numba.njit`` code, with ``keepdims`` given as a constant.
+"""
+
+argmax = _arg_function(Extreme.MAX)
+argmax.__doc__ = _DOC.format(what="maximum", op="ArgMax", nan="counts as the largest value")
+argmin = _arg_function(Extreme.MIN)
+argmin.__doc__ = _DOC.format(
+    what="minimum",
+    op="ArgMin",
+    nan="wins here too, as in numpy and onnx's reference implementation (the first NaN, "
+    "or the last with ``select_last_index=1``)",
+)

@@ -1,6 +1,6 @@
-"""``argmax`` inside ``@numba.njit`` code.
+"""``argmax`` and ``argmin`` inside ``@numba.njit`` code.
 
-An ``@overload`` of the Python ``argmax`` picks, at typing time, the kernels for the
+An ``@overload`` of each Python function picks, at typing time, the kernels for the
 argument's dtype and the output rank, on the process's tier (``tiers``). ``keepdims``
 decides the output's rank, so it must be a compile-time constant; ``axis`` and
 ``select_last_index`` may vary at run time. The input is made C-contiguous (a copy only
@@ -27,8 +27,8 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic, overload, register_jitable
 
 from . import tiers
-from .api import argmax
-from .dtypes import kernel_view
+from .api import argmax, argmin
+from .dtypes import Extreme, kernel_view
 from .kernels.portable import portable_kernels
 from .planning import plan, serial
 from .tiers import Tier
@@ -92,7 +92,7 @@ def _output(size):
     return out
 
 
-def _literal_flag(value, name: str, *, required: bool) -> int | None:
+def _literal_flag(value, name: str, op: str, *, required: bool) -> int | None:
     if isinstance(value, (types.Omitted,)):
         return int(value.value)
     if isinstance(value, (int, bool)):  # Python default
@@ -100,70 +100,90 @@ def _literal_flag(value, name: str, *, required: bool) -> int | None:
     if isinstance(value, (types.IntegerLiteral, types.BooleanLiteral)):
         v = int(value.literal_value)
         if v not in (0, 1):
-            raise errors.TypingError(f"argmax: {name} must be 0 or 1, got {v}")
+            raise errors.TypingError(f"{op}: {name} must be 0 or 1, got {v}")
         return v
     if isinstance(value, (types.Integer, types.Boolean)) and not required:
         return None
     raise errors.TypingError(
-        f"argmax: in compiled code {name} must be a compile-time constant 0/1 or True/False "
+        f"{op}: in compiled code {name} must be a compile-time constant 0/1 or True/False "
         f"(it decides the output's rank), got {value}"
     )
 
 
-def _numpy_dtype(dtype: types.Type) -> np.dtype:
+def _numpy_dtype(dtype: types.Type, op: str) -> np.dtype:
     """The numpy dtype of a numba scalar type; TypeError for one that has none."""
     if not isinstance(dtype, (types.Integer, types.Float)):
-        raise TypeError(f"argmax: unsupported input dtype {dtype}")
+        raise TypeError(f"{op}: unsupported input dtype {dtype}")
     return np.dtype(str(dtype))
 
 
-@overload(argmax, prefer_literal=True)
-def _argmax_overload(data, axis=0, keepdims=1, select_last_index=0):
-    if not isinstance(data, types.Array):
-        raise errors.TypingError(f"argmax: data must be an array, got {data}")
-    if data.dtype == types.float16:
-        raise errors.TypingError(
-            "argmax: input dtype float16 is not supported in compiled code: numba has no "
-            "float16 arithmetic on the CPU; call argmax from Python for float16/bfloat16"
-        )
-    try:
-        kind, view_dtype = kernel_view(_numpy_dtype(data.dtype))
-    except TypeError as exc:
-        raise errors.TypingError(str(exc)) from None
-    if not isinstance(axis, (types.Integer, types.Omitted, int)) or isinstance(axis, types.Boolean):
-        raise errors.TypingError(f"argmax: axis must be an integer, got {axis}")
-    keep = _literal_flag(keepdims, "keepdims", required=True)
-    # ``last`` where the code can take one value only (a constant), else None.
-    last = _literal_flag(select_last_index, "select_last_index", required=False)
-    ndim = data.ndim
-    if ndim == 0:
-        raise errors.TypingError("argmax: the input is rank 0; there is no axis to reduce")
-    if tiers.current() is Tier.FAST:
+def _typed(extreme: Extreme):
+    """The typing of ``argmax`` or ``argmin`` in compiled code (``extreme``): checks at
+    compile time, then the implementation on the process's tier."""
+    op = extreme.function
+
+    def typing(data, axis=0, keepdims=1, select_last_index=0):
+        if not isinstance(data, types.Array):
+            raise errors.TypingError(f"{op}: data must be an array, got {data}")
+        if data.dtype == types.float16:
+            raise errors.TypingError(
+                f"{op}: input dtype float16 is not supported in compiled code: numba has no "
+                f"float16 arithmetic on the CPU; call {op} from Python for float16/bfloat16"
+            )
         try:
-            return _fast_impl(ndim, keep, last, int(kind), view_dtype)
-        except Exception as exc:  # the checks above passed: the fast tier itself failed
-            tiers.fall_back(exc)
-    return _portable_impl(ndim, keep, int(kind), view_dtype)
+            kind, view_dtype = kernel_view(_numpy_dtype(data.dtype, op), extreme)
+        except TypeError as exc:
+            raise errors.TypingError(str(exc)) from None
+        if not isinstance(axis, (types.Integer, types.Omitted, int)) or isinstance(
+            axis, types.Boolean
+        ):
+            raise errors.TypingError(f"{op}: axis must be an integer, got {axis}")
+        keep = _literal_flag(keepdims, "keepdims", op, required=True)
+        # ``last`` where the code can take one value only (a constant), else None.
+        last = _literal_flag(select_last_index, "select_last_index", op, required=False)
+        ndim = data.ndim
+        if ndim == 0:
+            raise errors.TypingError(f"{op}: the input is rank 0; there is no axis to reduce")
+        extents = _extents(op)
+        if tiers.current() is Tier.FAST:
+            try:
+                return _fast_impl(ndim, keep, last, int(kind), view_dtype, extents)
+            except Exception as exc:  # the checks above passed: the fast tier itself failed
+                tiers.fall_back(exc)
+        return _portable_impl(ndim, keep, int(kind), view_dtype, extents)
+
+    return typing
 
 
-@register_jitable
-def _extents(shape, axis, ndim):
-    """``(ax, outer, n, inner)``: ``axis`` made non-negative, and the input of ``shape``
-    seen as ``(outer, n, inner)`` with the reduced axis in the middle."""
-    ax = axis + ndim if axis < 0 else axis
-    if ax < 0 or ax >= ndim:
-        raise ValueError("argmax: axis is out of range for the input's rank")
-    outer = 1
-    inner = 1
-    for i in range(ndim):
-        if i < ax:
-            outer *= shape[i]
-        elif i > ax:
-            inner *= shape[i]
-    n = shape[ax]
-    if n == 0:
-        raise ValueError("argmax: the reduced axis is empty")
-    return ax, outer, n, inner
+overload(argmax, prefer_literal=True)(_typed(Extreme.MAX))
+overload(argmin, prefer_literal=True)(_typed(Extreme.MIN))
+
+
+@functools.cache
+def _extents(op: str):
+    """A compiled ``extents(shape, axis, ndim)`` for ``op`` (named in its errors)."""
+    out_of_range = f"{op}: axis is out of range for the input's rank"
+    empty = f"{op}: the reduced axis is empty"
+
+    def extents(shape, axis, ndim):
+        # ``(ax, outer, n, inner)``: ``axis`` made non-negative, and the input of
+        # ``shape`` seen as ``(outer, n, inner)`` with the reduced axis in the middle.
+        ax = axis + ndim if axis < 0 else axis
+        if ax < 0 or ax >= ndim:
+            raise ValueError(out_of_range)
+        outer = 1
+        inner = 1
+        for i in range(ndim):
+            if i < ax:
+                outer *= shape[i]
+            elif i > ax:
+                inner *= shape[i]
+        n = shape[ax]
+        if n == 0:
+            raise ValueError(empty)
+        return ax, outer, n, inner
+
+    return register_jitable(extents)
 
 
 @functools.cache
@@ -184,7 +204,7 @@ def _result_shape(ndim: int, keep: int):
     return njit(inline="always")(namespace["result_shape"])
 
 
-def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype):
+def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extents):
     """The implementation on the portable tier: the portable kernels, called by name."""
     # Floats are read as signed integers of their width (``kernels.portable``).
     read_as = np.dtype(f"i{view_dtype.itemsize}") if view_dtype.kind == "f" else view_dtype
@@ -195,7 +215,7 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype):
     result_shape = _result_shape(ndim, keep)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
-        ax, outer, n, inner = _extents(data.shape, axis, ndim)
+        ax, outer, n, inner = extents(data.shape, axis, ndim)
         last = select_last_index != 0
         out = _output(outer * inner)  # every element is written below
         if outer * inner > 0:
@@ -218,7 +238,7 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype):
     return impl
 
 
-def _fast_impl(ndim: int, keep: int, last: int | None, kind: int, view_dtype: np.dtype):
+def _fast_impl(ndim: int, keep: int, last: int | None, kind: int, view_dtype: np.dtype, extents):
     """The implementation on the fast tier: the plan's kernel run through the address
     table (its modules imported only where the fast tier runs)."""
     from .runtime.arrays import c_view, to_fixed_tuple
@@ -232,7 +252,7 @@ def _fast_impl(ndim: int, keep: int, last: int | None, kind: int, view_dtype: np
     itemsize = view_dtype.itemsize
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
-        ax, outer, n, inner = _extents(data.shape, axis, ndim)
+        ax, outer, n, inner = extents(data.shape, axis, ndim)
         shape = data.shape
         last = np.int64(1 if select_last_index else 0)
         out = _output(outer * inner)  # every element is written below

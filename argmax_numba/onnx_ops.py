@@ -1,12 +1,12 @@
-"""Run the numba ArgMax inside ONNX models, through onnx's ``ReferenceEvaluator``.
+"""Run the numba ArgMax and ArgMin inside ONNX models, through onnx's ``ReferenceEvaluator``.
 
-* :class:`ArgMax` replaces onnx's own ArgMax:
-  ``ReferenceEvaluator(model, new_ops=[ArgMax])`` runs every ArgMax node (any opset:
-  1, 11, 12, 13 and later) on the numba kernel and every other node on onnx's
-  reference implementation. The evaluator picks a ``new_ops`` class by its name alone
-  (``ArgMax``, whatever the node's opset), so this one class serves every version and
-  reads the node's opset itself to apply that version's defaults.
-* :class:`NumbaReferenceEvaluator` is a ``ReferenceEvaluator`` with :class:`ArgMax`
+* :class:`ArgMax` and :class:`ArgMin` replace onnx's own:
+  ``ReferenceEvaluator(model, new_ops=[ArgMax, ArgMin])`` runs every ArgMax and ArgMin
+  node (any opset: 1, 11, 12, 13 and later) on the numba kernels and every other node on
+  onnx's reference implementation. The evaluator picks a ``new_ops`` class by its name
+  alone (``ArgMax``, whatever the node's opset), so one class serves every version of
+  its operator and reads the node's opset itself to apply that version's defaults.
+* :class:`NumbaReferenceEvaluator` is a ``ReferenceEvaluator`` with both classes
   always installed, also inside model-local functions (which a plain evaluator builds
   without ``new_ops``) and in ``If``/``Loop``/``Scan`` bodies.
 * :func:`run_model` runs a model once; :class:`NumbaArgMaxBackend` is an
@@ -25,9 +25,11 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from . import api as _api
+from .dtypes import Extreme
 
 __all__ = [
     "ArgMax",
+    "ArgMin",
     "NumbaArgMaxBackend",
     "NumbaBackendRep",
     "NumbaReferenceEvaluator",
@@ -42,8 +44,9 @@ def _opset(run_params: Mapping[str, Any], domain: str) -> int:
     return int(version) if version else onnx.defs.onnx_opset_version()
 
 
-class ArgMax(OpRun):
-    """ONNX ArgMax (opsets 1, 11, 12, 13) computed by :func:`argmax_numba.argmax`.
+class _ArgReduction(OpRun):
+    """An ONNX ArgMax or ArgMin node (opsets 1, 11, 12, 13) computed by this package's
+    function of the same name.
 
     Missing attributes take the defaults of the node's opset (``axis=0``,
     ``keepdims=1``, and from opset 12 on ``select_last_index=0``). A node of opset 1 or
@@ -51,42 +54,56 @@ class ArgMax(OpRun):
     """
 
     op_domain = ""
+    extreme: Extreme  # set by each operator's class
 
     def __init__(self, onnx_node: onnx.NodeProto, run_params: dict[str, Any], schema: Any = None):
+        op_type = self.extreme.op_type
         self.opset_version = _opset(run_params, onnx_node.domain)
         if schema is None:
             # The schema of the node's opset gives the defaults of that version.
-            schema = onnx.defs.get_schema("ArgMax", self.opset_version, "")
+            schema = onnx.defs.get_schema(op_type, self.opset_version, "")
         if self.opset_version < 12 and any(
             a.name == "select_last_index" for a in onnx_node.attribute
         ):
             raise ValueError(
-                f"ArgMax node {onnx_node.name!r}: attribute select_last_index needs opset 12 "
-                f"or later, the model uses opset {self.opset_version}"
+                f"{op_type} node {onnx_node.name!r}: attribute select_last_index needs "
+                f"opset 12 or later, the model uses opset {self.opset_version}"
             )
         super().__init__(onnx_node, run_params, schema)
 
     def _run(self, data, axis=0, keepdims=1, select_last_index=0):
-        return (
-            _api.argmax(data, axis=axis, keepdims=keepdims, select_last_index=select_last_index),
-        )
+        function = _api.argmin if self.extreme is Extreme.MIN else _api.argmax
+        return (function(data, axis=axis, keepdims=keepdims, select_last_index=select_last_index),)
+
+
+class ArgMax(_ArgReduction):
+    """ONNX ArgMax (opsets 1, 11, 12, 13) computed by :func:`argmax_numba.argmax`."""
+
+    extreme = Extreme.MAX
+
+
+class ArgMin(_ArgReduction):
+    """ONNX ArgMin (opsets 1, 11, 12, 13) computed by :func:`argmax_numba.argmin`."""
+
+    extreme = Extreme.MIN
 
 
 class NumbaReferenceEvaluator(ReferenceEvaluator):
-    """``ReferenceEvaluator`` whose ArgMax nodes run on the numba kernel, everywhere.
+    """``ReferenceEvaluator`` whose ArgMax and ArgMin nodes run on the numba kernels,
+    everywhere.
 
     Same arguments as ``ReferenceEvaluator``; classes given in ``new_ops`` come first,
-    so a caller can still override ArgMax. Model-local functions are evaluated by
+    so a caller can still override ArgMax or ArgMin. Model-local functions are evaluated by
     instances of this class too, which is what carries the kernel into them.
     """
 
     def __init__(self, proto: Any, *args: Any, new_ops: list[type[OpRun]] | None = None, **kw: Any):
-        super().__init__(proto, *args, new_ops=[*(new_ops or []), ArgMax], **kw)
+        super().__init__(proto, *args, new_ops=[*(new_ops or []), ArgMax, ArgMin], **kw)
 
 
 def run_model(model: Any, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     """Run ``model`` (a ``ModelProto``, a file name or serialized bytes) once on ``feeds``
-    and return all its outputs, ArgMax nodes computed by the numba kernel."""
+    and return all its outputs, ArgMax and ArgMin nodes computed by the numba kernels."""
     return list(NumbaReferenceEvaluator(model).run(None, dict(feeds)))
 
 
@@ -126,7 +143,7 @@ class NumbaBackendRep(BackendRep):
 
 class NumbaArgMaxBackend(Backend):
     """``onnx.backend.base.Backend`` running whole models on onnx's reference evaluator,
-    with ArgMax on the numba kernel. CPU only."""
+    with ArgMax and ArgMin on the numba kernels. CPU only."""
 
     @classmethod
     def supports_device(cls, device: str) -> bool:

@@ -1,11 +1,12 @@
-"""Command line: infer ArgMax types of an ONNX model.
+"""Command line: infer the types of the ArgMax and ArgMin nodes of an ONNX model.
 
 Usage: ``python -m shape_inference MODEL.onnx [-o OUT.onnx]``
 
-Prints one line per ArgMax node, ``<path>: <input type> -> <output type>``, and with
-``-o`` writes the model annotated with every inferred type. Exit status 0 on success,
-1 with a one-paragraph message on standard error for a missing file, a file that is
-not an ONNX model, or a model with errors (2 for wrong command-line usage).
+Prints one line per ArgMax or ArgMin node, ``<path> (<op type>): <input type> ->
+<output type>`` (``no ArgMax or ArgMin node`` if the model has none), and with ``-o``
+writes the model annotated with every inferred type. Exit status 0 on success, 1 with a
+one-paragraph message on standard error for a missing file, a file that is not an ONNX
+model, or a model with errors (2 for wrong command-line usage).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m shape_inference",
-        description="Infer the output types of the ArgMax nodes of an ONNX model.",
+        description="Infer the output types of the ArgMax and ArgMin nodes of an ONNX model.",
     )
     parser.add_argument("model", help="path of the ONNX model")
     parser.add_argument("-o", "--output", help="write the annotated model to this path")
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for typing in typings:
             print(typing)
         if not typings:
-            print("no ArgMax node")
+            print("no ArgMax or ArgMin node")
         if args.output:
             try:
                 onnx.save(result, args.output)

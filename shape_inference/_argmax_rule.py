@@ -1,12 +1,16 @@
-"""ArgMax's type-inference rules for ArgMax-1, ArgMax-11, ArgMax-12 and ArgMax-13.
+"""Type-inference rules of ArgMax and ArgMin, versions 1, 11, 12 and 13 of each.
 
-ArgMax-1 applies to opsets 1 to 10, ArgMax-11 to opset 11, ArgMax-12 to opset 12 and
-ArgMax-13 to opsets 13 and later. The output is always an int64 tensor; its shape is the
-input's with the reduced axis set to 1 (``keepdims == 1``) or removed.
+ArgMin has exactly ArgMax's attributes, input types and shape rule (onnx defines both
+from one template), so one rule serves both operators: it is registered once per
+operator and version, and only its error messages differ (they name the operator).
 
-Unlike onnx's ArgMax-1 shape inference, ArgMax-1 here also requires ``axis`` to be in
-``[-r, r-1]``: onnx skips that check for opset 1-10 models and then silently returns the
-input shape unchanged.
+Version 1 applies to opsets 1 to 10, version 11 to opset 11, version 12 to opset 12 and
+version 13 to opsets 13 and later. The output is always an int64 tensor; its shape is
+the input's with the reduced axis set to 1 (``keepdims == 1``) or removed.
+
+Unlike onnx's shape inference for version 1, version 1 here also requires ``axis`` to
+be in ``[-r, r-1]``: onnx skips that check for opset 1-10 models and then silently
+returns the input shape unchanged.
 """
 
 from __future__ import annotations
@@ -15,18 +19,26 @@ from collections.abc import Mapping, Sequence
 
 from onnx import AttributeProto, NodeProto, TensorProto, TypeProto
 
-from ._registry import register
+from ._registry import InferenceRule, register
 from ._shape import keeps_reduced_dim, normalize_axis
 from .errors import Issue, RuleError
 
 __all__ = [
     "ARGMAX_ATTRIBUTES",
     "ARGMAX_INPUT_TYPES",
+    "ARG_REDUCE_OPS",
     "argmax_v1",
     "argmax_v11",
     "argmax_v12",
     "argmax_v13",
+    "argmin_v1",
+    "argmin_v11",
+    "argmin_v12",
+    "argmin_v13",
 ]
+
+#: The operators these rules type (default ONNX domain).
+ARG_REDUCE_OPS: tuple[str, ...] = ("ArgMax", "ArgMin")
 
 _NUMERIC = frozenset(
     {
@@ -44,7 +56,7 @@ _NUMERIC = frozenset(
     }
 )
 
-#: Element types accepted for ArgMax's input, per ArgMax version.
+#: Element types accepted for the input, per version (the same for ArgMax and ArgMin).
 ARGMAX_INPUT_TYPES: Mapping[int, frozenset[int]] = {
     1: _NUMERIC,
     11: _NUMERIC,
@@ -52,7 +64,7 @@ ARGMAX_INPUT_TYPES: Mapping[int, frozenset[int]] = {
     13: _NUMERIC | {TensorProto.BFLOAT16},
 }
 
-#: Attributes of ArgMax, per ArgMax version, with their defaults.
+#: Attributes, per version, with their defaults (the same for ArgMax and ArgMin).
 ARGMAX_ATTRIBUTES: Mapping[int, Mapping[str, int]] = {
     1: {"axis": 0, "keepdims": 1},
     11: {"axis": 0, "keepdims": 1},
@@ -76,19 +88,19 @@ def _elem_name(elem_type: int) -> str:
         return f"element type {elem_type}"
 
 
-def _attribute_issue(attr: AttributeProto, version: int, opset: int) -> Issue:
+def _attribute_issue(attr: AttributeProto, op_type: str, version: int, opset: int) -> Issue:
     name = attr.name
     subject = f"attribute '{name}'"
     defaults = ARGMAX_ATTRIBUTES[version]
     if name == "select_last_index" and name not in defaults:
         return Issue(
             subject,
-            f"set, but ArgMax-{version} (model opset {opset}) has no such attribute",
+            f"set, but {op_type}-{version} (model opset {opset}) has no such attribute",
             "no select_last_index before opset 12",
         )
     if name not in defaults:
         return Issue(
-            subject, f"not an attribute of ArgMax-{version}", "only " + ", ".join(defaults)
+            subject, f"not an attribute of {op_type}-{version}", "only " + ", ".join(defaults)
         )
     if attr.ref_attr_name:
         return Issue(
@@ -102,15 +114,23 @@ def _attribute_issue(attr: AttributeProto, version: int, opset: int) -> Issue:
 
 
 # Output types already computed, keyed by (version, axis, keeps dim, serialized input type).
-# The cached TypeProto objects are shared: callers copy them and never modify them.
+# ArgMax and ArgMin share the entries: a valid node's output type does not depend on
+# which of the two it is. The cached TypeProto objects are shared: callers copy them and
+# never modify them.
 _CACHE: dict[tuple[int, int, bool, bytes], TypeProto] = {}
 _CACHE_SIZE = 4096
 _INT = AttributeProto.INT
 
 
-def _argmax(
-    version: int, node: NodeProto, input_types: Sequence[TypeProto | None], opset: int
+def _arg_reduce(
+    op_type: str,
+    version: int,
+    node: NodeProto,
+    input_types: Sequence[TypeProto | None],
+    opset: int,
 ) -> list[TypeProto | None]:
+    """The rule of ``op_type`` (ArgMax or ArgMin) version ``version``; ``op_type`` only
+    names the operator in error messages."""
     issues: list[Issue] = []
     axis = 0
     keepdims = 1
@@ -120,7 +140,7 @@ def _argmax(
         attr = attrs[k]
         name = attr.name
         if name not in known or attr.type != _INT or attr.ref_attr_name:
-            issues.append(_attribute_issue(attr, version, opset))
+            issues.append(_attribute_issue(attr, op_type, version, opset))
         elif name == "axis":
             axis = attr.i
         elif name == "keepdims":
@@ -163,7 +183,7 @@ def _argmax(
             issues.append(
                 Issue(
                     "input 0 element type",
-                    f"{_elem_name(elem)}, not allowed by ArgMax-{version} (model opset {opset})",
+                    f"{_elem_name(elem)}, not allowed by {op_type}-{version} (model opset {opset})",
                     f"one of {names}",
                 )
             )
@@ -198,33 +218,34 @@ def _argmax(
     return [out]
 
 
-@register("ArgMax", since_version=1)
-def argmax_v1(
-    node: NodeProto, input_types: Sequence[TypeProto | None], opset: int
-) -> list[TypeProto | None]:
-    """ArgMax-1 (opsets 1-10): attributes axis, keepdims; no bfloat16."""
-    return _argmax(1, node, input_types, opset)
+#: What each version adds, for the rules' docstrings.
+_VERSION_NOTES: Mapping[int, str] = {
+    1: "opsets 1-10: attributes axis, keepdims; no bfloat16",
+    11: "opset 11: attributes axis, keepdims; no bfloat16",
+    12: "opset 12: adds select_last_index; no bfloat16",
+    13: "opsets 13+: adds bfloat16 inputs",
+}
 
 
-@register("ArgMax", since_version=11)
-def argmax_v11(
-    node: NodeProto, input_types: Sequence[TypeProto | None], opset: int
-) -> list[TypeProto | None]:
-    """ArgMax-11 (opset 11): attributes axis, keepdims; no bfloat16."""
-    return _argmax(11, node, input_types, opset)
+def _registered_rule(op_type: str, version: int) -> InferenceRule:
+    """Register and return the rule of ``op_type`` version ``version``."""
+
+    def rule(
+        node: NodeProto, input_types: Sequence[TypeProto | None], opset: int
+    ) -> list[TypeProto | None]:
+        return _arg_reduce(op_type, version, node, input_types, opset)
+
+    rule.__name__ = rule.__qualname__ = f"{op_type.lower()}_v{version}"
+    rule.__doc__ = f"{op_type}-{version} ({_VERSION_NOTES[version]})."
+    return register(op_type, since_version=version)(rule)
 
 
-@register("ArgMax", since_version=12)
-def argmax_v12(
-    node: NodeProto, input_types: Sequence[TypeProto | None], opset: int
-) -> list[TypeProto | None]:
-    """ArgMax-12 (opset 12): adds select_last_index; no bfloat16."""
-    return _argmax(12, node, input_types, opset)
+argmax_v1 = _registered_rule("ArgMax", 1)
+argmax_v11 = _registered_rule("ArgMax", 11)
+argmax_v12 = _registered_rule("ArgMax", 12)
+argmax_v13 = _registered_rule("ArgMax", 13)
 
-
-@register("ArgMax", since_version=13)
-def argmax_v13(
-    node: NodeProto, input_types: Sequence[TypeProto | None], opset: int
-) -> list[TypeProto | None]:
-    """ArgMax-13 (opsets 13+): adds bfloat16 inputs."""
-    return _argmax(13, node, input_types, opset)
+argmin_v1 = _registered_rule("ArgMin", 1)
+argmin_v11 = _registered_rule("ArgMin", 11)
+argmin_v12 = _registered_rule("ArgMin", 12)
+argmin_v13 = _registered_rule("ArgMin", 13)

@@ -3,10 +3,10 @@
 How types are obtained:
 
 1. onnx's own (C++, non-strict) shape inference types every operator it knows.
-2. Every node with a rule in this package's registry (ArgMax, and any rule a user
-   registers) is then typed by that rule from its inputs' types; the result is merged
-   with the type the model declares for the output, checked, and written into the
-   graph. Problems are collected, not raised one by one.
+2. Every node with a rule in this package's registry (ArgMax, ArgMin, and any rule a
+   user registers) is then typed by that rule from its inputs' types; the result is
+   merged with the type the model declares for the output, checked, and written into
+   the graph. Problems are collected, not raised one by one.
 3. If a registered rule typed a value onnx could not type (typically the output of a
    custom-domain operator), onnx's pass runs again so that the new types flow to the
    operators downstream; steps 2-3 repeat until nothing new is learnt.
@@ -26,12 +26,18 @@ from typing import NamedTuple
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto
 
-from . import _argmax_rule  # noqa: F401  (registers the ArgMax rules)
+from ._argmax_rule import ARG_REDUCE_OPS  # importing it registers the ArgMax/ArgMin rules
 from ._registry import _RULES, InferenceRule, get_rule, normalize_domain
 from ._types import adds_information, format_type, generalize_types, merge_types
 from .errors import Problem, RuleError, ShapeInferenceError
 
-__all__ = ["ArgMaxTyping", "infer", "infer_argmax_types", "infer_shapes"]
+__all__ = [
+    "ArgMaxTyping",
+    "infer",
+    "infer_argmax_argmin_types",
+    "infer_argmax_types",
+    "infer_shapes",
+]
 
 _GRAPH = AttributeProto.GRAPH
 _GRAPHS = AttributeProto.GRAPHS
@@ -48,20 +54,28 @@ Locator = tuple[tuple[int, str, int], ...]
 
 
 class ArgMaxTyping(NamedTuple):
-    """The types inferred for one ArgMax node.
+    """The types inferred for one ArgMax or ArgMin node.
+
+    ``str()`` gives ``<path> (<op_type>): <input type> -> <output type>``, e.g.
+    ``argmax_label (ArgMax): float[batch,3] -> int64[batch]``.
 
     Attributes:
         path: the node's path (see :class:`shape_inference.Problem`).
         input_type: type of its input (None if unknown).
         output_type: type of its output.
+        op_type: ``"ArgMax"`` or ``"ArgMin"``, which operator the node is. Last, and
+            ``"ArgMax"`` by default, so that records built from the first three fields
+            alone still describe ArgMax nodes.
     """
 
     path: str
     input_type: TypeProto | None
     output_type: TypeProto | None
+    op_type: str = "ArgMax"
 
     def __str__(self) -> str:
-        return f"{self.path}: {format_type(self.input_type)} -> {format_type(self.output_type)}"
+        types = f"{format_type(self.input_type)} -> {format_type(self.output_type)}"
+        return f"{self.path} ({self.op_type}): {types}"
 
 
 def _join(prefix: str, part: str) -> str:
@@ -387,9 +401,11 @@ class _Walk:
                     )
                 elif k == 0:
                     result_type = merged
-        if self.want_typings and op_type == "ArgMax" and domain == "":
+        if self.want_typings and op_type in ARG_REDUCE_OPS and domain == "":
             in_type = in_types[0] if in_types else None
-            self.typings.append(ArgMaxTyping(node_path, _copy(in_type), _copy(result_type)))
+            self.typings.append(
+                ArgMaxTyping(node_path, _copy(in_type), _copy(result_type), op_type)
+            )
 
     def _call_node(
         self,
@@ -661,6 +677,7 @@ def _merge_typings(entries: list[tuple[str | None, _FunctionRun]]) -> list[ArgMa
             path,
             generalize_types([t.input_type for t in found]),
             generalize_types([t.output_type for t in found]),
+            found[0].op_type,
         )
         for path, found in by_path.items()
     ]
@@ -720,7 +737,8 @@ def _check_model(model: ModelProto) -> None:
 
 
 def infer(model: ModelProto, typings: bool = True) -> tuple[ModelProto, list[ArgMaxTyping]]:
-    """Infer types; return the annotated copy of ``model`` and every ArgMax's types.
+    """Infer types; return the annotated copy of ``model`` and the types of every ArgMax
+    and ArgMin node (main graph, subgraphs, then model-local functions).
 
     With ``typings=False`` the list is empty.
     """
@@ -741,12 +759,12 @@ def infer(model: ModelProto, typings: bool = True) -> tuple[ModelProto, list[Arg
 def infer_shapes(model: ModelProto) -> ModelProto:
     """Return a copy of ``model`` in which every value has the type inferred for it.
 
-    ArgMax outputs (and outputs of any operator with a registered rule) are typed by
-    this package's rules, everywhere: main graph, ``If``/``Loop``/``Scan`` bodies at any
-    depth, and model-local functions. Other operators are typed by onnx's own shape
-    inference. Types go into ``value_info``, or onto the graph's ``output`` entry for
-    graph outputs, as onnx does; inside a function, into the function's ``value_info``.
-    ``model`` itself is never modified.
+    ArgMax and ArgMin outputs (and outputs of any operator with a registered rule) are
+    typed by this package's rules, everywhere: main graph, ``If``/``Loop``/``Scan``
+    bodies at any depth, and model-local functions. Other operators are typed by onnx's
+    own shape inference. Types go into ``value_info``, or onto the graph's ``output``
+    entry for graph outputs, as onnx does; inside a function, into the function's
+    ``value_info``. ``model`` itself is never modified.
 
     Raises:
         ShapeInferenceError: listing every offending node (bad attribute, input type not
@@ -757,10 +775,30 @@ def infer_shapes(model: ModelProto) -> ModelProto:
     return infer(model, typings=False)[0]
 
 
+def infer_argmax_argmin_types(model: ModelProto) -> list[ArgMaxTyping]:
+    """Infer types like :func:`infer_shapes` and return the types of each ArgMax node and
+    each ArgMin node of the default ONNX domain, one record per node.
+
+    Nodes of the main graph and of its subgraphs come first, in model order, then those
+    of model-local functions; each record's ``op_type`` says which operator it is. Nodes
+    inside functions called with different input types get the generalized types
+    (dimensions that differ between calls are unknown).
+
+    Raises:
+        ShapeInferenceError, TypeError: as :func:`infer_shapes`.
+    """
+    return infer(model)[1]
+
+
 def infer_argmax_types(model: ModelProto) -> list[ArgMaxTyping]:
     """Infer types like :func:`infer_shapes` and return each ArgMax node's types.
 
-    Nodes inside functions called with different input types get the generalized types
+    Only ArgMax nodes are listed (ArgMin nodes are typed and checked all the same, and
+    listed by :func:`infer_argmax_argmin_types`), in the order of that function. Nodes
+    inside functions called with different input types get the generalized types
     (dimensions that differ between calls are unknown).
+
+    Raises:
+        ShapeInferenceError, TypeError: as :func:`infer_shapes`.
     """
-    return infer(model)[1]
+    return [t for t in infer(model)[1] if t.op_type == "ArgMax"]

@@ -1,4 +1,5 @@
-"""ArgMax's output shape as a pure function of the input shape and attributes."""
+"""The output shape of ArgMax and ArgMin as a pure function of the input shape and
+attributes (both operators reduce one axis the same way)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def normalize_axis(axis: int, rank: int) -> int | None:
 
 
 def keeps_reduced_dim(keepdims: int) -> bool:
-    """Whether ArgMax keeps the reduced dimension.
+    """Whether ArgMax and ArgMin keep the reduced dimension.
 
     Like onnx's own shape inference (and onnxruntime), only ``keepdims == 1`` keeps it;
     every other value (0 or anything else) removes it.
@@ -48,7 +49,10 @@ def _as_dim(index: int, value: object) -> Dim:
 def argmax_output_shape(
     input_shape: Sequence[Dim] | None, axis: int = 0, keepdims: int = 1
 ) -> list[Dim] | tuple[Dim, ...] | None:
-    """Output shape of ONNX ArgMax.
+    """Output shape of ONNX ArgMax, and equally of ONNX ArgMin.
+
+    ArgMin has the same attributes and shape rule as ArgMax, so this one function serves
+    both operators (there is no separate ``argmin_output_shape``).
 
     Args:
         input_shape: the input's dimensions, each an int, a symbolic name (str) or None

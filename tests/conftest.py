@@ -1,4 +1,5 @@
-"""Shared test helpers: the independent oracle (onnx's reference ArgMax) and inputs."""
+"""Shared test helpers: the independent oracles (onnx's reference ArgMax and ArgMin,
+numpy) and inputs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from onnx.reference import ReferenceEvaluator
 
 import argmax_numba.api as api
 import argmax_numba.planning as planning
-from argmax_numba import tiers
+from argmax_numba import argmin, tiers
 
 FLOATS = [
     np.dtype(np.float64),
@@ -27,12 +28,34 @@ DTYPES = FLOATS + INTS
 LAYOUTS = ["C", "F", "transposed", "sliced", "negative", "readonly", "byteswapped", "unaligned"]
 
 
-def onnx_argmax(x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarray:
-    """ArgMax computed by onnx's reference implementation (the oracle)."""
+def onnx_arg(op_type: str, x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarray:
+    """ArgMax or ArgMin (``op_type``) computed by onnx's reference implementation."""
     node = helper.make_node(
-        "ArgMax", ["x"], ["y"], axis=axis, keepdims=keepdims, select_last_index=last
+        op_type, ["x"], ["y"], axis=axis, keepdims=keepdims, select_last_index=last
     )
     return ReferenceEvaluator(node).run(None, {"x": np.ascontiguousarray(x)})[0]
+
+
+def onnx_argmax(x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarray:
+    """ArgMax computed by onnx's reference implementation (the oracle)."""
+    return onnx_arg("ArgMax", x, axis, keepdims, last)
+
+
+def onnx_argmin(x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarray:
+    """ArgMin computed by onnx's reference implementation (the oracle)."""
+    return onnx_arg("ArgMin", x, axis, keepdims, last)
+
+
+def reversed_order(x: np.ndarray) -> np.ndarray:
+    """The values of ``x`` with their order reversed, exactly: ``~x`` for integers, ``-x``
+    for floats (NaN stays NaN, ``-0.0`` and ``+0.0`` stay equal), in the memory order of
+    ``x``. The ArgMin of the result is the ArgMax of ``x``, ties and NaN included."""
+    return np.invert(x) if x.dtype.kind in "iu" else np.negative(x)
+
+
+def argmax_by_argmin(x, axis: int = 0, keepdims: int = 1, select_last_index: int = 0):
+    """The ArgMax of ``x``, computed by this package's ``argmin`` (``reversed_order``)."""
+    return argmin(reversed_order(np.asarray(x)), axis, keepdims, select_last_index)
 
 
 def numpy_argmax(x: np.ndarray, axis: int, keepdims: int, last: int) -> np.ndarray:
@@ -132,6 +155,16 @@ def tier(request, monkeypatch):
 def fast_tier(monkeypatch):
     """Run a test that checks the fast kernels on them, whatever tier the process chose."""
     use_tier(monkeypatch, "fast")
+
+
+@pytest.fixture(params=["argmax", "argmin"])
+def searched_by(request, monkeypatch):
+    """Run a test module's ``argmax`` calls as they are, or as ``argmax_by_argmin``: the
+    ArgMin kernels, on the very layouts, sizes and positions of the extreme that the test
+    builds, checked against the same ArgMax oracle."""
+    if request.param == "argmin":
+        monkeypatch.setattr(request.module, "argmax", argmax_by_argmin)
+    return request.param
 
 
 @pytest.fixture(params=["serial", "parallel"])

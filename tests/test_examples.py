@@ -48,3 +48,9 @@ def test_dask_big_argmax_small_size():
     assert "100% Completed" in out
     assert "equals dask.array.argmax for all 512 columns" in out
     assert "peak RSS" in out
+
+
+def test_kmeans_labels_with_argmin():
+    out = run_example("kmeans_labels.py", "--batch", "500", "--centres", "7")
+    assert "inferred type of 'label': int64[batch]" in out
+    assert "labels equal to onnxruntime and numpy for all 500 points" in out

@@ -9,9 +9,11 @@ off), a read bound (one parallel pass over the same bytes), a write bound (filli
 new int64 array of the output's size) and a pass bound (both in one pass, as an ArgMax
 must), with the ratios of ours to each of the first three, to read plus write and to
 the pass, and of the pass to the read bound: where that is above the target, no
-implementation can meet it. Then optional sections: calls from ``@njit`` code, peak
-memory, start-up time, and dask. A summary lists what misses its target. ``--quick``
-is a short run on smaller inputs; ``--help`` lists the rest.
+implementation can meet it. Each row also times the portable tier and our ArgMin
+(``argmax_numba.argmin``) on the same input, as ratios to ours. Then optional sections:
+calls from ``@njit`` code, peak memory, start-up time, and dask. A summary lists what
+misses its target. ``--quick`` is a short run on smaller inputs; ``--help`` lists the
+rest.
 
 Only ``python -m argmax_numba.bench`` imports this module; ``import argmax_numba``
 does not, so the benchmark's helpers, onnxruntime and matplotlib stay unloaded.
@@ -116,6 +118,15 @@ def _our_argmax():
     return argmax
 
 
+def _our_argmin():
+    """``argmax_numba.argmin``, or None (its column then stays empty)."""
+    try:
+        from argmax_numba import argmin
+    except ImportError:
+        return None
+    return argmin
+
+
 def _cpu() -> str:
     """The CPU as LLVM names it, and its widest vectors: results differ most by these
     (the kernels' 64-byte vectors are one register with AVX-512, two with AVX2)."""
@@ -171,7 +182,9 @@ def run_table(args, settings: Settings, argmax) -> tuple[list, int]:
         for case in group:
             repeats = settings.small_repeats if case.small else settings.repeats
             before = flush if case.nbytes >= FLUSH_FROM_BYTES else None
-            rows.append(measure(case, x, argmax, repeats, settings.sample_seconds, before))
+            rows.append(
+                measure(case, x, argmax, repeats, settings.sample_seconds, before, _our_argmin())
+            )
             print(table_row(rows[-1]), flush=True)
         del x
     return rows, size

@@ -49,6 +49,7 @@ _COLUMNS = (
     ("last", 4, ">"),
     ("ours ms", 9, ">"),
     ("portable ms", 11, ">"),
+    ("argmin ms", 9, ">"),
     ("numpy ms", 9, ">"),
     ("ort ms", 9, ">"),
     ("read ms", 9, ">"),
@@ -63,6 +64,7 @@ _COLUMNS = (
     ("portable/numpy", 14, ">"),
     ("portable/read", 13, ">"),
     ("portable/ours", 13, ">"),
+    ("argmin/ours", 11, ">"),
     ("notes", 0, "<"),
 )
 
@@ -91,6 +93,7 @@ def _cells(row: Row) -> list[str]:
     times = [fmt_ms(row.times.get(k)) for k in COMPETITORS]
     ratios = [fmt_ratio(row.ratio(k)) for k in RATIOS] + [fmt_ratio(row.pass_over_read())]
     ratios += [fmt_ratio(row.ratio(k, "portable")) for k in PORTABLE_RATIOS]
+    ratios.append(fmt_ratio(row.ratio("ours", "argmin")))
     notes = "; ".join(row.notes)
     return [c.kind, c.dtype, shape, str(c.axis), str(c.last), *times, *ratios, notes]
 
@@ -145,6 +148,28 @@ def _misses(rows: list[Row], key: str) -> tuple[list[str], int]:
     return missed, compared
 
 
+# ArgMin's time over ArgMax's on the same row beyond which a row is listed: they share
+# their kernels, so anything above is noise or a fault to look into.
+ARGMIN_LIMIT = 1.1
+
+
+def _argmin_lines(rows: list[Row]) -> list[str]:
+    """ArgMin against ArgMax: the spread of argmin / ours, and the rows above the limit."""
+    pairs = [(r.ratio("ours", "argmin"), r) for r in rows]
+    pairs = [(v, r) for v, r in pairs if v is not None]
+    if not pairs:
+        return []
+    values = sorted(v for v, _ in pairs)
+    median = values[len(values) // 2]
+    above = [f"{r.case.label} ({v:.2f})" for v, r in pairs if v > ARGMIN_LIMIT]
+    head = (
+        f"  argmin/ours (ArgMin's time / ArgMax's): median {median:.2f}, "
+        f"{values[0]:.2f}-{values[-1]:.2f} over {len(values)} rows; "
+        f"{len(values) - len(above)}/{len(values)} within {ARGMIN_LIMIT}"
+    )
+    return [head + (", above it:" if above else "")] + [f"    {a}" for a in above]
+
+
 def summary_lines(rows: list[Row], section_checks: list[tuple[str, bool, str]]) -> list[str]:
     """For each target, the rows (or section measurements) that miss it."""
     large = [r for r in rows if not r.case.small]
@@ -170,6 +195,7 @@ def summary_lines(rows: list[Row], section_checks: list[tuple[str, bool, str]]) 
         head = f"  {key} <= {bound}: {compared - len(missed)}/{compared} rows meet it"
         lines.append(head + (", missed by:" if missed else ""))
         lines += [f"    {m}" for m in missed]
+    lines += _argmin_lines(rows)
     small = [r for r in rows if r.case.small and r.ratio("numpy") is not None]
     if small:
         worst = max(small, key=lambda r: r.ratio("numpy"))

@@ -20,7 +20,7 @@ from .timing import calls_per_sample, median, round_robin
 
 __all__ = ["COMPETITORS", "PORTABLE_RATIOS", "RATIOS", "Row", "measure"]
 
-COMPETITORS = ("ours", "portable", "numpy", "ort", "read", "write", "pass")
+COMPETITORS = ("ours", "portable", "argmin", "numpy", "ort", "read", "write", "pass")
 # Competitors timed first in each repeat, in this order; the others follow, the first of
 # them in turn. What runs before a call slows it unequally, which the flush of the caches
 # before each sample (``cache_flusher``) is there to stop: numpy's copy of the input
@@ -35,6 +35,8 @@ LEAD = ("numpy", "ort")
 RATIOS = ("numpy", "ort", "read", "read+write", "pass")
 # ... and the portable tier's / each of these.
 PORTABLE_RATIOS = ("numpy", "read", "ours")
+# ``argmin`` is our ArgMin on the same input, reported as argmin / ours (ArgMax's time):
+# the two share their kernels, so it should stay within noise of 1.
 
 
 @dataclass
@@ -77,17 +79,19 @@ class Row:
             "ratios": {
                 **{f"ours/{o}": self.ratio(o) for o in RATIOS},
                 **{f"portable/{o}": self.ratio(o, "portable") for o in PORTABLE_RATIOS},
+                "argmin/ours": self.ratio("ours", "argmin"),
                 "pass/read": self.pass_over_read(),
             },
             "notes": self.notes,
         }
 
 
-def _reference(x: np.ndarray, axis: int, last: int) -> np.ndarray:
-    """ONNX ArgMax with keepdims=1, from numpy (last occurrence via a flipped view)."""
+def _reference(x: np.ndarray, axis: int, last: int, numpy_function=np.argmax) -> np.ndarray:
+    """ONNX ArgMax (``numpy_function=np.argmin``: ArgMin) with keepdims=1, from numpy
+    (the last occurrence via a flipped view)."""
     if not last:
-        return np.argmax(x, axis=axis, keepdims=True)
-    flipped = np.argmax(np.flip(x, axis), axis=axis, keepdims=True)
+        return numpy_function(x, axis=axis, keepdims=True)
+    flipped = numpy_function(np.flip(x, axis), axis=axis, keepdims=True)
     return x.shape[axis] - 1 - flipped
 
 
@@ -112,7 +116,7 @@ def _on_the_portable_tier(argmax, x: np.ndarray, axis: int, last: int) -> Callab
     return call
 
 
-def _competitors(case: Case, x: np.ndarray, argmax, row: Row) -> dict[str, Callable]:
+def _competitors(case: Case, x: np.ndarray, argmax, argmin, row: Row) -> dict[str, Callable]:
     """The zero-argument calls of this case (missing ones noted in ``row``)."""
     axis, last = case.axis, case.last
     buf = flat_unsigned(x)
@@ -120,6 +124,7 @@ def _competitors(case: Case, x: np.ndarray, argmax, row: Row) -> dict[str, Calla
     fns = {
         "ours": (lambda: argmax(x, axis, 1, last)) if argmax is not None else None,
         "portable": _on_the_portable_tier(argmax, x, axis, last) if argmax is not None else None,
+        "argmin": (lambda: argmin(x, axis, 1, last)) if argmin is not None else None,
         "numpy": lambda: np.argmax(x, axis=axis, keepdims=True),
         "ort": None,
         "read": lambda: read_bound(buf),
@@ -155,12 +160,14 @@ def _warm_up(fns: dict[str, Callable | None], calls: int, row: Row) -> dict[str,
 def _check(case: Case, x: np.ndarray, results: dict[str, object], row: Row) -> None:
     """Note any disagreement of ours or onnxruntime with the numpy reference."""
     ref = _reference(x, case.axis, case.last)
-    for name in ("ours", "portable", "ort"):
+    refs = {"argmin": _reference(x, case.axis, case.last, np.argmin)}
+    for name in ("ours", "portable", "argmin", "ort"):
         got = results.get(name)
         if got is None:
             continue
+        want = refs.get(name, ref)
         got = np.asarray(got)
-        if got.dtype != np.int64 or got.shape != ref.shape or not np.array_equal(got, ref):
+        if got.dtype != np.int64 or got.shape != want.shape or not np.array_equal(got, want):
             row.notes.append(f"{name} MISMATCH vs numpy reference")
 
 
@@ -171,11 +178,13 @@ def measure(
     repeats: int,
     sample_seconds: float,
     flush: Callable[[], object] | None = None,
+    argmin=None,
 ) -> Row:
-    """Time one case: interleaved samples of every available competitor, medians;
-    ``flush`` (the caches), if given, before each sample."""
+    """Time one case: interleaved samples of every available competitor (``argmin``,
+    our ArgMin, where given), medians; ``flush`` (the caches), if given, before each
+    sample."""
     row = Row(case)
-    fns = _competitors(case, x, argmax, row)
+    fns = _competitors(case, x, argmax, argmin, row)
     results = _warm_up(fns, 3 if case.small else 1, row)
     _check(case, x, results, row)
     del results

@@ -37,8 +37,9 @@ from types import FunctionType
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import overload
 
-from ..dtypes import KeyKind
+from ..dtypes import FLOAT_BITS, KeyKind, flip_mask
 
 __all__ = [
     "BLOCK",
@@ -61,36 +62,53 @@ NARROW_WIDTH = 64
 # ... which, like the short rows of ``reduce_rows``, takes about this many elements a task.
 TASK_ELEMENTS = 1 << 14
 
-# kind -> (bits of +inf, mask of the magnitude bits)
-_FLOAT_BITS = {
-    KeyKind.F16: (0x7C00, 0x7FFF),
-    KeyKind.BF16: (0x7F80, 0x7FFF),
-    KeyKind.F32: (0x7F800000, 0x7FFFFFFF),
-    KeyKind.F64: (0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF),
-}
 # Row numbers within a group of ``reduce_middle``, by the elements' item size.
 _ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
+def inverted(v):
+    """``~v``, which reverses the order of signed and of unsigned integers alike, as an
+    integer of the type of ``v`` (plain Python, and numpy's scalars, keep it)."""
+    return ~v
+
+
+@overload(inverted, inline="always")
+def _inverted_typed(v):
+    # numba types ``~`` of a narrow integer as a 64-bit one: cast back to the type of v.
+    cast = np.dtype(str(v)).type
+    return lambda v: cast(~v)
+
+
 def _key_function(kind: int, itemsize: int):
     """The key of one element of key kind ``kind`` and ``itemsize`` bytes, as an inlined
-    numba function."""
-    if kind == KeyKind.INT:
+    numba function. ArgMin's kinds flip the element's bits first (``dtypes.flip_mask``),
+    so that the largest key is the smallest element's, NaN's still the largest."""
+    kind = KeyKind(kind)
+    flip = flip_mask(kind, 8 * itemsize)
+    if kind.format == KeyKind.INT:
+        if not flip:
 
-        def key(v):
-            return v
+            def key(v):
+                return v
+
+        else:
+
+            def key(v):
+                return inverted(v)
 
         return njit(inline="always")(key)
     width = np.dtype(f"i{itemsize}").type  # the bits' signed integer type
-    inf, mask = _FLOAT_BITS[KeyKind(kind)]
+    inf, mask = FLOAT_BITS[kind.format]
     magnitude, above_inf, zero = width(mask), width(inf + 1), width(0)
     negative_inf = width(inf - (1 << (8 * itemsize - 1)))  # -inf's bits, as signed
+    sign = width(-(1 << (8 * itemsize - 1)) if flip else 0)  # the sign bit, or nothing
 
     def key(v):
         # The magnitude, every NaN's made the one above +inf's, negated for the negative
         # numbers but NaN (whose bits, as signed integers, are -inf's or below): the
         # floats' order, as integers. (Cast back to the width at each step: numba would
         # widen it.)
+        v = width(v ^ sign)
         mag = width(min(width(v & magnitude), above_inf))
         return width(zero - mag) if v <= negative_inf else mag
 

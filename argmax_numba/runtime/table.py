@@ -39,7 +39,7 @@ from .calls import native_call
 
 __all__ = ["BOTH", "TABLE_SYMBOL", "fill", "run_plan"]
 
-TABLE_SYMBOL = "argmax_numba_task_table_v9"
+TABLE_SYMBOL = "argmax_numba_task_table_v10"
 # The dtypes of the views the kernels read.
 _VIEWS = tuple(
     np.dtype(t)
@@ -51,14 +51,16 @@ TASK_FIRST, TASK_LAST, SERIAL, PARALLEL = range(4)
 _ROLES = PARALLEL + 1
 # ``lasts`` of code that chooses ``last`` at run time (else the one it was compiled for).
 BOTH = 2
-_SLOTS = len(Kernel) * len(KeyKind) * len(_VIEWS) * 2 * _ROLES
+# The key kinds, ArgMax's and ArgMin's, in slot order.
+_KINDS = tuple(KeyKind)
+_SLOTS = len(Kernel) * len(_KINDS) * len(_VIEWS) * 2 * _ROLES
 
 _TABLE = (ctypes.c_uint64 * _SLOTS)()
 llvm.add_symbol(TABLE_SYMBOL, ctypes.addressof(_TABLE))
 
 
 def _slot(kernel: int, kind: int, dtype: np.dtype, writeable: bool, role: int) -> int:
-    slot = int(kernel) * len(KeyKind) + int(kind)
+    slot = int(kernel) * len(_KINDS) + _KINDS.index(kind)
     slot = slot * len(_VIEWS) + _VIEWS.index(dtype)
     return (slot * 2 + writeable) * _ROLES + role
 

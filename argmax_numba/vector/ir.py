@@ -5,9 +5,8 @@ from __future__ import annotations
 from llvmlite import ir
 from numba.core import cgutils
 
-from ..dtypes import KeyKind
 from ..runtime.target import compile_target
-from .keys import float_key_ir
+from .keys import key_ir
 
 __all__ = [
     "SPLIT_VECTOR",
@@ -93,11 +92,6 @@ def resize(builder: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
     if have < want:
         return builder.zext(value, to)
     return builder.trunc(value, to) if have > want else value
-
-
-def key_ir(builder: ir.IRBuilder, value: ir.Value, kind: int) -> ir.Value:
-    """The comparison keys of ``value`` (elements of key kind ``kind``)."""
-    return value if kind == KeyKind.INT else float_key_ir(builder, value, kind)
 
 
 def _count_zeros(builder: ir.IRBuilder, mask: ir.Value, leading: bool) -> ir.Value:

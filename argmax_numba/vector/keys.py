@@ -7,6 +7,11 @@ positive ones, and one value above ``+inf`` for every NaN gives exactly that ord
 a signed integer of the same width. Integer compares vectorise where float compares
 with NaN rules do not, and float16/bfloat16 (which have no CPU arithmetic in numba)
 never need converting.
+
+ArgMin's key kinds flip each element's bits first (``dtypes.flip_mask``): the kernels
+then search for the largest key as for ArgMax, and find the smallest element, NaN still
+winning. Every kernel keys the bits it loads with ``key_ir`` (or ``key``), which does
+both; ``ordered_ir`` alone serves a search that reads the flipped bits themselves.
 """
 
 from __future__ import annotations
@@ -16,36 +21,32 @@ from numba import types
 from numba.core import errors
 from numba.extending import intrinsic
 
-from ..dtypes import KeyKind
+from ..dtypes import FLOAT_BITS, KeyKind, flip_mask
 from ..runtime.arrays import vector_codegen
 
 __all__ = [
     "INDEX_BITS",
     "float_key_ir",
+    "is_integer",
     "key",
+    "key_ir",
     "key_vector",
     "lowest_key",
     "narrow_index",
+    "ordered_ir",
 ]
-
-# kind -> (bits of +inf, mask of the magnitude bits)
-_FLOAT_BITS = {
-    KeyKind.F16: (0x7C00, 0x7FFF),
-    KeyKind.BF16: (0x7F80, 0x7FFF),
-    KeyKind.F32: (0x7F800000, 0x7FFFFFFF),
-    KeyKind.F64: (0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF),
-}
 
 
 def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
-    """The key of float bits ``bits`` (an integer or a vector of integers) in LLVM IR.
+    """The key of float bits ``bits`` (an integer or a vector of integers) in LLVM IR,
+    bits already flipped (``ordered_ir``) for ArgMin's kinds.
 
     Four vector operations: the magnitude, NaNs' clamped to one (an unsigned minimum),
     and its negation where the bits, as a signed integer, are those of -inf or below
     (negative numbers but NaN). A select for NaN after the sign had made five, and the
     operation saved shows in the gathered tiny blocks and short rows of floats
     (docs/performance.md, "Float keys in four vector operations")."""
-    inf_bits, mag_mask = _FLOAT_BITS[kind]
+    inf_bits, mag_mask = FLOAT_BITS[KeyKind(kind).format]
     width = bits.type
     zero = ir.Constant(width, 0)
     mag = builder.and_(bits, ir.Constant(width, mag_mask))
@@ -58,26 +59,55 @@ def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
 
 
 def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
-    """The least key of ``bits``-wide elements: of -inf for floats, of the least integer."""
+    """The least key of ``bits``-wide elements: of -inf for floats, of the least integer
+    (the same for ArgMin's kinds, whose flipped bits span the same range)."""
+    kind = KeyKind(kind).format
     if kind != KeyKind.INT:
-        return -_FLOAT_BITS[kind][0]
+        return -FLOAT_BITS[kind][0]
     return 0 if unsigned else -(1 << (bits - 1))
+
+
+def is_integer(kind: int) -> bool:
+    """Whether key kind ``kind`` compares integers (ArgMax's or ArgMin's)."""
+    return KeyKind(kind).format == KeyKind.INT
+
+
+def _width(value: ir.Value) -> int:
+    t = value.type
+    return (t.element if isinstance(t, ir.VectorType) else t).width
+
+
+def ordered_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
+    """Element bits ``bits`` (an integer or a vector) as the kernels of ``kind`` order
+    them: unchanged for ArgMax's kinds, flipped for ArgMin's (``dtypes.flip_mask``)."""
+    mask = flip_mask(kind, _width(bits))
+    return builder.xor(bits, ir.Constant(bits.type, mask)) if mask else bits
+
+
+def key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
+    """The comparison keys of element bits ``bits`` (an integer or a vector) as loaded:
+    flipped for ArgMin's kinds, then, for floats, keyed by ``float_key_ir``."""
+    bits = ordered_ir(builder, bits, kind)
+    return bits if is_integer(kind) else float_key_ir(builder, bits, kind)
 
 
 @intrinsic(prefer_literal=True)
 def key(typingctx, value, kind):
     """Comparison key of one element; ``kind`` must be a compile-time constant.
 
-    Integers are their own keys. Floats come as floats or as signed-integer bits; their
-    key is a signed integer as wide, computed at that width (numba would widen it).
+    Integers are their own keys (flipped, for ArgMin's kinds). Floats come as floats or
+    as signed-integer bits; their key is a signed integer as wide, computed at that
+    width (numba would widen it).
     """
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("key(): kind must be a compile-time constant")
     kind_value, value = kind.literal_value, types.unliteral(value)
-    if kind_value == KeyKind.INT:
+    if is_integer(kind_value):
         if not isinstance(value, types.Integer):
             raise errors.TypingError("key(): integer keys come from integers")
-        return value(value, kind), lambda context, builder, sig, args: args[0]
+        return value(value, kind), lambda context, builder, sig, args: key_ir(
+            builder, args[0], kind_value
+        )
     if not (isinstance(value, types.Float) or (isinstance(value, types.Integer) and value.signed)):
         raise errors.TypingError("key(): floats must come as floats or as signed-integer bits")
 
@@ -86,7 +116,7 @@ def key(typingctx, value, kind):
         width = ir.IntType(value.bitwidth)
         if bits.type != width:  # a float: reinterpret its bits
             bits = builder.bitcast(bits, width)
-        return float_key_ir(builder, bits, kind_value)
+        return key_ir(builder, bits, kind_value)
 
     return getattr(types, f"int{value.bitwidth}")(value, kind), codegen
 
@@ -100,7 +130,7 @@ def key_vector(typingctx, size, like, kind):
     """An uninitialised vector for ``size`` keys of elements like ``like``'s."""
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("key_vector(): kind must be a compile-time constant")
-    item = like.dtype if kind.literal_value == KeyKind.INT else _signed_of(like)
+    item = like.dtype if is_integer(kind.literal_value) else _signed_of(like)
     return types.Array(item, 1, "C")(size, like, kind), vector_codegen(item)
 
 

@@ -24,7 +24,6 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-from ..dtypes import KeyKind
 from .ir import (
     SPLIT_VECTOR,
     VECTOR_BYTES,
@@ -38,7 +37,7 @@ from .ir import (
     resize,
     splat,
 )
-from .keys import lowest_key
+from .keys import is_integer, lowest_key, ordered_ir
 
 __all__ = [
     "BLOCK_CHUNKS",
@@ -157,7 +156,7 @@ def constants_of(name: str, x, kind, last) -> tuple[int, int, int, int, bool]:
     if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
         raise errors.TypingError(f"{name}(): kind and last must be constants")
     kind_value = kind.literal_value
-    unsigned = kind_value == KeyKind.INT and not x.dtype.signed
+    unsigned = is_integer(kind_value) and not x.dtype.signed
     return kind_value, last.literal_value, x.dtype.bitwidth, lanes_of(x), unsigned
 
 
@@ -332,7 +331,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
     kind_value, last_value, bits, lanes, unsigned = constants_of("lane_argmax", x, kind, last)
     if not (isinstance(floor, types.Integer) and floor.bitwidth == bits):
         raise errors.TypingError(f"lane_argmax(): floor must be a {bits}-bit key")
-    key_type = x.dtype if kind_value == KeyKind.INT else getattr(types, f"int{bits}")
+    key_type = x.dtype if is_integer(kind_value) else getattr(types, f"int{bits}")
     signature = types.Tuple((key_type, types.int64))(x, start, length, kind, last, floor)
 
     def codegen(context, builder, sig, args):
@@ -346,7 +345,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
 
         # Pass 1: the maximum key, with no positions to carry: running extremes of the
         # chunks in every lane, one instruction each per chunk.
-        if kind_value == KeyKind.INT:
+        if is_integer(kind_value):
             low = lowest_key(kind_value, bits, unsigned)
             extremes = [("umax" if unsigned else "smax", low)]
         else:
@@ -391,7 +390,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
                     builder.store(pads[i], block[i])
 
             def chunk(c):
-                take(run.chunk(c), False)
+                take(ordered_ir(builder, run.chunk(c), kind_value), False)
 
             whole_blocks = builder.udiv(run.full, size)
             with cgutils.for_range_slice(builder, zero, whole_blocks, one) as (b, _):
@@ -402,13 +401,13 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
             with cgutils.for_range_slice(builder, start, run.full, one) as (c, _):
                 chunk(c)
             with builder.if_then(run.has_tail):
-                take(run.tail(), True)
+                take(ordered_ir(builder, run.tail(), kind_value), True)
             with builder.if_then(builder.icmp_unsigned("<", whole_blocks, nblocks)):
                 close(whole_blocks)
 
         slots = builder.add(run.full, builder.zext(run.has_tail, i64))  # chunks and tail
         nblocks = builder.udiv(builder.add(slots, ir.Constant(i64, BLOCK_CHUNKS - 1)), size)
-        if kind_value == KeyKind.INT:
+        if is_integer(kind_value):
             first_pass((0,))
         else:
             # Where the floor's key is above zero's (or equal to it, for the first
@@ -430,7 +429,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
             reduce(builder, op, builder.load(ptr))
             for (op, _), ptr in zip(extremes, running, strict=True)
         ]
-        if kind_value == KeyKind.INT:
+        if is_integer(kind_value):
             top = reduced[0]
         else:
             inf_bits = -lowest_key(kind_value, bits, False)
@@ -443,7 +442,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
         def block_keys(b):
             # Each lane's maximum key in block ``b``, from its extremes as for ``top``.
             extremes_b = [builder.load(builder.gep(mark, [b])) for mark in marks]
-            if kind_value == KeyKind.INT:
+            if is_integer(kind_value):
                 return extremes_b[0]
             return _float_top(builder, *extremes_b, inf_bits)
 
@@ -460,11 +459,13 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
             builder.store(run.search(matches, last_value, builder.load(b_ptr)), at_ptr)
 
         def lanes_equal_to(target):
-            return equal_to(builder, target, lanes)
+            # (of the bits as ordered: flipped, for ArgMin's kinds)
+            equal = equal_to(builder, target, lanes)
+            return lambda v: equal(ordered_ir(builder, v, kind_value))
 
         cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
         with builder.if_then(cmp(">=" if last_value else ">", top, floor_key)):
-            if kind_value == KeyKind.INT:
+            if is_integer(kind_value):
                 search(lanes_equal_to(top))
             else:
                 # Every key but that of zero (+0.0 and -0.0) and that of NaN (every NaN)
@@ -482,7 +483,7 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
                     with by_bits:
                         search(lanes_equal_to(pattern))
                     with by_key:
-                        key_is_top = lanes_equal_to(top)
+                        key_is_top = equal_to(builder, top, lanes)
                         search(lambda v: key_is_top(key_ir(builder, v, kind_value)))
         return context.make_tuple(builder, sig.return_type, [top, builder.load(at_ptr)])
 

@@ -14,7 +14,6 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-from ..dtypes import KeyKind
 from .ir import (
     VECTOR_BYTES,
     equal_to,
@@ -26,7 +25,7 @@ from .ir import (
     splat,
     vector_at,
 )
-from .keys import lowest_key
+from .keys import is_integer, lowest_key
 from .lanes import constants_of, int64_constant, lanes_of
 
 __all__ = [
@@ -91,7 +90,7 @@ def rows_of_group(kind: int, wide: int, lanes: int) -> int:
     INT_GROUP_ROWS) and for float rows (docs/performance.md, "Float rows of two registers
     folded for the tree"). Float rows keep their whole keys to be compared: read again, as
     integer rows are, they were slower.)"""
-    return min(lanes, INT_GROUP_ROWS) if kind == KeyKind.INT else lanes
+    return min(lanes, INT_GROUP_ROWS) if is_integer(kind) else lanes
 
 
 @intrinsic(prefer_literal=True)
@@ -134,9 +133,9 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
     part = lanes_of(x)  # lanes of a vector
     halves = wide.literal_value
     lanes = halves * part  # lanes of a row's vector
-    again = kind_value == KeyKind.INT
+    again = is_integer(kind_value)
     count = rows_of_group(kind_value, halves, part)
-    unsigned = kind_value == KeyKind.INT and not x.dtype.signed
+    unsigned = is_integer(kind_value) and not x.dtype.signed
     signature = types.none(x, o, out, kind, last, wide)
 
     def codegen(context, builder, sig, args):
@@ -196,7 +195,9 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         # Each row's keys compared with its maximum: the first (last) lane that holds it.
         with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
             if again:
-                keys = load_row(builder.add(first_row, builder.mul(r, n)))
+                keys = key_ir(
+                    builder, load_row(builder.add(first_row, builder.mul(r, n))), kind_value
+                )
             else:
                 keys = builder.load(builder.gep(kept, [r]))
             is_top = equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)

@@ -1,4 +1,4 @@
-"""Differential test against onnx's reference ArgMax over generated inputs."""
+"""Differential test against onnx's reference ArgMax and ArgMin over generated inputs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from conftest import (
     DTYPES,
     LAYOUTS,
     PARALLEL,
-    onnx_argmax,
+    onnx_arg,
     special_values,
     use_thresholds,
     use_tier,
@@ -17,7 +17,9 @@ from conftest import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from argmax_numba import argmax
+from argmax_numba import argmax, argmin
+
+OPS = {"ArgMax": argmax, "ArgMin": argmin}
 
 
 @st.composite
@@ -34,25 +36,26 @@ def cases(draw):
     x = pool[np.array(picks, dtype=np.int64)].reshape(shape) if size else np.zeros(shape, dtype)
     layout = draw(st.sampled_from(LAYOUTS))
     flags = draw(st.integers(0, 1)), draw(st.integers(0, 1))
-    return x, axis, *flags, layout, draw(st.booleans()), draw(st.sampled_from(TIERS))
+    tier, op_type = draw(st.sampled_from(TIERS)), draw(st.sampled_from(tuple(OPS)))
+    return x, axis, *flags, layout, draw(st.booleans()), tier, op_type
 
 
 TIERS = ("fast", "portable")
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, derandomize=True)
+@settings(max_examples=250, deadline=None, derandomize=True)
 @given(cases())
 def test_matches_onnx_reference(case):
-    x, axis, keep, last, layout, parallel, tier = case
+    x, axis, keep, last, layout, parallel, tier, op_type = case
     y = with_layout(x, layout)
     before = y.tobytes()
     with pytest.MonkeyPatch.context() as monkeypatch:
         use_tier(monkeypatch, tier)
         if parallel:
             use_thresholds(monkeypatch, **(PARALLEL | {"MIN_ROW_CHUNK": 2, "COL_BLOCK_BYTES": 24}))
-        got = argmax(y, axis, keep, last)
-    want = onnx_argmax(x, axis, keep, last)
+        got = OPS[op_type](y, axis, keep, last)
+    want = onnx_arg(op_type, x, axis, keep, last)
     assert got.dtype == np.int64 and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     assert y.tobytes() == before

@@ -1,4 +1,5 @@
-"""argmax against onnx's reference ArgMax: every dtype x axis x layout x flag."""
+"""argmax and argmin against onnx's reference ArgMax and ArgMin: every dtype x axis x
+layout x flag."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from conftest import (
     LAYOUTS,
     PARALLEL,
     SERIAL,
+    onnx_arg,
     onnx_argmax,
+    onnx_argmin,
     random_tensor,
     special_values,
     use_thresholds,
@@ -21,33 +24,39 @@ from conftest import (
 )
 
 import argmax_numba.api as api
-from argmax_numba import argmax
+from argmax_numba import argmax, argmin
 
 SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
+# Each operator: ours, by its ONNX name.
+OPS = {"ArgMax": argmax, "ArgMin": argmin}
 
 
+@pytest.mark.parametrize("op_type", OPS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_every_dtype_axis_flag(dtype, kernel_path, tier):
+def test_every_dtype_axis_flag(dtype, op_type, kernel_path, tier):
     rng = np.random.default_rng(1)
+    ours = OPS[op_type]
     for shape in SHAPES:
         x = random_tensor(dtype, shape, rng, special=0.2)
         for axis, keep, last in itertools.product(range(-len(shape), len(shape)), (0, 1), (0, 1)):
-            got = argmax(x, axis, keep, last)
-            want = onnx_argmax(x, axis, keep, last)
+            got = ours(x, axis, keep, last)
+            want = onnx_arg(op_type, x, axis, keep, last)
             assert got.dtype == np.int64
             assert got.shape == want.shape, (shape, axis, keep)
             np.testing.assert_array_equal(got, want, err_msg=f"{shape} axis={axis} last={last}")
 
 
+@pytest.mark.parametrize("op_type", OPS)
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int16), FLOATS[3]], ids=str)
-def test_layouts(layout, dtype, kernel_path, tier):
+def test_layouts(layout, dtype, op_type, kernel_path, tier):
     rng = np.random.default_rng(2)
     x = random_tensor(dtype, (4, 5, 6), rng, special=0.2)
     y = with_layout(x, layout)
     before = y.copy()
     for axis, last in itertools.product(range(3), (0, 1)):
-        np.testing.assert_array_equal(argmax(y, axis, 1, last), onnx_argmax(x, axis, 1, last))
+        got = OPS[op_type](y, axis, 1, last)
+        np.testing.assert_array_equal(got, onnx_arg(op_type, x, axis, 1, last))
     assert y.tobytes() == before.tobytes()  # the input is never modified (NaN bits too)
     assert y.flags.writeable == (layout != "readonly")
 
@@ -61,6 +70,33 @@ def test_nan_wins_first_or_last(dtype, tier):
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_nan_wins_for_argmin_too(dtype, tier):
+    # onnx's reference ArgMin, like numpy's, answers NaN's place (onnxruntime's CPU
+    # ArgMin skips NaN: 2 and 4 here).
+    x = np.array([3.0, np.nan, -1.0, -np.nan, -1.0], dtype=np.float64).astype(dtype)
+    assert argmin(x, 0, 0, 0) == 1
+    assert argmin(x, 0, 0, 1) == 3
+    for last in (0, 1):
+        np.testing.assert_array_equal(argmin(x, 0, 0, last), onnx_argmin(x, 0, 0, last))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_argmin_signed_zeros_tie_and_infinities(dtype, tier):
+    x = np.array([1.0, 0.0, -0.0, np.inf, 0.0], dtype=np.float64).astype(dtype)
+    assert argmin(x, 0, 0, 0) == 1 and argmin(x, 0, 0, 1) == 4
+    y = np.array([np.inf, -np.inf, 5.0, -np.inf], dtype=np.float64).astype(dtype)
+    assert argmin(y, 0, 0, 0) == 1 and argmin(y, 0, 0, 1) == 3
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=str)
+def test_argmin_of_integer_extremes(dtype, tier):
+    info = np.iinfo(dtype)
+    x = np.array([info.max, info.min, 0, info.min, info.max], dtype=dtype)
+    assert argmin(x, 0, 0, 0) == 1 and argmin(x, 0, 0, 1) == 3
+    assert argmax(x, 0, 0, 0) == 0 and argmax(x, 0, 0, 1) == 4
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_signed_zeros_tie(dtype, tier):
     x = np.array([-1.0, -0.0, 0.0, -0.0, -2.0], dtype=np.float64).astype(dtype)
     assert argmax(x, 0, 0, 0) == 1
@@ -68,18 +104,31 @@ def test_signed_zeros_tie(dtype, tier):
     np.testing.assert_array_equal(argmax(x, 0, 0, 0), onnx_argmax(x, 0, 0, 0))
 
 
+@pytest.mark.parametrize("op_type", OPS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_extremes(dtype, tier):
+def test_extremes(dtype, op_type, tier):
     sv = special_values(dtype)
     x = np.stack([np.roll(sv, k) for k in range(len(sv))])
     for axis, last in itertools.product((0, 1), (0, 1)):
-        np.testing.assert_array_equal(argmax(x, axis, 1, last), onnx_argmax(x, axis, 1, last))
+        got = OPS[op_type](x, axis, 1, last)
+        np.testing.assert_array_equal(got, onnx_arg(op_type, x, axis, 1, last))
 
 
 def test_defaults_are_onnx_ones():
     x = np.array([[1, 5], [3, 2]], dtype=np.int32)
     np.testing.assert_array_equal(argmax(x), [[1, 0]])  # axis 0, keepdims 1
     np.testing.assert_array_equal(argmax(x), onnx_argmax(x, 0, 1, 0))
+    np.testing.assert_array_equal(argmin(x), [[0, 1]])
+    np.testing.assert_array_equal(argmin(x), onnx_argmin(x, 0, 1, 0))
+
+
+def test_argmax_and_argmin_of_one_input_remember_their_own_calls(tier):
+    # Small calls remember what they ran by shape, dtype and flags: ArgMax's and
+    # ArgMin's of the same input must not be confused.
+    x = np.array([[2.0, 7.0, -3.0], [9.0, 1.0, 4.0]], dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(argmax(x, 1, 0, 0), [1, 0])
+        np.testing.assert_array_equal(argmin(x, 1, 0, 0), [2, 1])
 
 
 def test_lists_and_bool_flags():

@@ -1,4 +1,5 @@
-"""``argmax_numba.dask.argmax`` across chunk borders, against in-memory oracles.
+"""``argmax_numba.dask.argmax`` and ``argmin`` across chunk borders, against in-memory
+oracles.
 
 Oracles: the in-memory ``argmax_numba.argmax`` (the operator the dask version must
 reproduce exactly), numpy (``np.argmax``, flipped for ``select_last_index``, which
@@ -17,12 +18,12 @@ import dask.array as da
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import DTYPES, numpy_argmax, random_tensor
+from conftest import DTYPES, numpy_argmax, onnx_argmin, random_tensor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import argmax_numba
-from argmax_numba.dask import argmax
+from argmax_numba.dask import argmax, argmin
 
 # numpy's AxisError (numpy.exceptions.AxisError from numpy 1.25, numpy.AxisError before).
 AxisError = getattr(np, "exceptions", np).AxisError
@@ -61,6 +62,7 @@ def cases(draw):
         "special": draw(st.sampled_from([0.0, 0.1, 0.5])),
         "split_every": draw(st.sampled_from([None, 2, 3])),
         "seed": draw(st.integers(0, 2**32 - 1)),
+        "minimum": draw(st.booleans()),
     }
 
 
@@ -70,7 +72,10 @@ def test_random_chunkings_match_in_memory_and_numpy(case):
     rng = np.random.default_rng(case["seed"])
     x = random_tensor(case["dtype"], case["shape"], rng, special=case["special"])
     ax, keep, last = case["axis"], case["keepdims"], case["last"]
-    lazy = argmax(
+    lazy_function, in_memory = (
+        (argmin, argmax_numba.argmin) if case["minimum"] else (argmax, argmax_numba.argmax)
+    )
+    lazy = lazy_function(
         da.from_array(x, chunks=case["chunks"]), ax, keep, last, split_every=case["split_every"]
     )
     assert isinstance(lazy, da.Array)
@@ -79,8 +84,9 @@ def test_random_chunkings_match_in_memory_and_numpy(case):
         got = lazy.compute()
     assert got.dtype == np.int64
     assert got.shape == lazy.shape
-    np.testing.assert_array_equal(got, argmax_numba.argmax(x, ax, keep, last))
-    np.testing.assert_array_equal(got, numpy_argmax(x, ax, keep, last))
+    np.testing.assert_array_equal(got, in_memory(x, ax, keep, last))
+    oracle = onnx_argmin if case["minimum"] else numpy_argmax
+    np.testing.assert_array_equal(got, oracle(x, ax, keep, last))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -94,25 +100,36 @@ def test_matches_dask_own_argmax(dtype, axis, tier):
 
 
 @pytest.mark.parametrize(
-    ("values", "chunks", "first", "last"),
+    ("op", "values", "chunks", "first", "last"),
     [
-        ([5, 1, 5, 5, 0, 5], (3, 2, 1), 0, 5),  # equal maxima in several blocks
-        ([1, 2, 3, 9, 2, 9], (1, 1, 1, 1, 1, 1), 3, 5),
-        ([0, 0, 0, 0, 0, 7], (2, 2, 2), 5, 5),  # the maximum in the last block only
-        ([np.inf, 1, np.nan, 2, np.nan, np.inf], (2, 2, 2), 2, 4),  # NaN beats inf
-        ([np.nan, 0, 0, 0, 0, np.nan], (1, 4, 1), 0, 5),
-        ([-0.0, 0.0, -0.0, -1.0], (1, 1, 2), 0, 2),  # -0 == +0
-        ([-np.inf, -np.inf, -np.inf], (1, 2), 0, 2),
+        ("max", [5, 1, 5, 5, 0, 5], (3, 2, 1), 0, 5),  # equal maxima in several blocks
+        ("max", [1, 2, 3, 9, 2, 9], (1, 1, 1, 1, 1, 1), 3, 5),
+        ("max", [0, 0, 0, 0, 0, 7], (2, 2, 2), 5, 5),  # the maximum in the last block only
+        ("max", [np.inf, 1, np.nan, 2, np.nan, np.inf], (2, 2, 2), 2, 4),  # NaN beats inf
+        ("max", [np.nan, 0, 0, 0, 0, np.nan], (1, 4, 1), 0, 5),
+        ("max", [-0.0, 0.0, -0.0, -1.0], (1, 1, 2), 0, 2),  # -0 == +0
+        ("max", [-np.inf, -np.inf, -np.inf], (1, 2), 0, 2),
+        ("min", [5, 1, 5, 1, 0, 0], (3, 2, 1), 4, 5),  # equal minima in two blocks
+        ("min", [-np.inf, 1, np.nan, -2, np.nan, -np.inf], (2, 2, 2), 2, 4),  # NaN wins too
+        ("min", [0.0, -0.0, 1.0, 0.0], (1, 1, 2), 0, 3),  # -0 == +0
     ],
 )
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, ml_dtypes.bfloat16], ids=str)
-def test_ties_nan_and_zeros_across_block_borders(values, chunks, first, last, dtype):
+def test_ties_nan_and_zeros_across_block_borders(op, values, chunks, first, last, dtype):
+    lazy, oracle = (argmax, numpy_argmax) if op == "max" else (argmin, onnx_argmin)
     x = np.array(values, dtype=np.float64).astype(dtype)
     d = da.from_array(x, chunks=(chunks,))
-    assert argmax(d, 0, keepdims=0, select_last_index=0).compute() == first
-    assert argmax(d, 0, keepdims=0, select_last_index=1).compute() == last
-    assert numpy_argmax(x, 0, 0, 0) == first
-    assert numpy_argmax(x, 0, 0, 1) == last
+    assert lazy(d, 0, keepdims=0, select_last_index=0).compute() == first
+    assert lazy(d, 0, keepdims=0, select_last_index=1).compute() == last
+    assert oracle(x, 0, 0, 0) == first
+    assert oracle(x, 0, 0, 1) == last
+
+
+def test_argmin_errors_name_argmin():
+    with pytest.raises(ValueError, match=r"^argmin: the reduced axis 0 is empty"):
+        argmin(da.zeros((0, 3), chunks=1), 0)
+    with pytest.raises(TypeError, match=r"^argmin: unsupported input dtype bool"):
+        argmin(da.zeros(3, dtype=bool, chunks=1))
 
 
 def test_offsets_in_every_block_position():

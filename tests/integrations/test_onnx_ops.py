@@ -1,8 +1,9 @@
-"""The ArgMax evaluator op and the backend, on whole models, against onnx's reference.
+"""The ArgMax and ArgMin evaluator ops and the backend, on whole models, against onnx's
+reference.
 
 The oracle is ``onnx.reference.ReferenceEvaluator`` without ``new_ops`` (onnx's numpy
-ArgMax). Each test also counts the calls into the numba kernel, so that a model that
-silently ran onnx's own ArgMax cannot pass.
+ArgMax and ArgMin). Each test also counts the calls into the numba kernels, so that a
+model that silently ran onnx's own operator cannot pass.
 """
 
 from __future__ import annotations
@@ -17,25 +18,33 @@ from onnx.reference import ReferenceEvaluator
 import argmax_numba.api as api
 from argmax_numba.onnx_ops import (
     ArgMax,
+    ArgMin,
     NumbaArgMaxBackend,
     NumbaReferenceEvaluator,
     run_model,
 )
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
+OPS = ("ArgMax", "ArgMin")
 
 
 @pytest.fixture
 def kernel_calls(monkeypatch):
-    """A list that grows by one each time the numba ArgMax reduces a tensor."""
+    """A list that grows by one each time the numba ArgMax or ArgMin reduces a tensor
+    (with the function's name)."""
     calls = []
-    real = api.argmax
 
-    def counting(*args, **kwargs):
-        calls.append(args)
-        return real(*args, **kwargs)
+    def counting(name):
+        real = getattr(api, name)
 
-    monkeypatch.setattr(api, "argmax", counting)
+        def count(*args, **kwargs):
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        return count
+
+    for name in ("argmax", "argmin"):
+        monkeypatch.setattr(api, name, counting(name))
     return calls
 
 
@@ -54,14 +63,15 @@ def assert_same(got, expected):
         np.testing.assert_array_equal(g, e)
 
 
-def pipeline_model(opset: int, dtype, shape, attrs: dict) -> object:
-    """Transpose -> ArgMax(attrs) -> Add(y, y), and a second ArgMax with no attributes."""
+def pipeline_model(opset: int, dtype, shape, attrs: dict, op_type: str = "ArgMax") -> object:
+    """Transpose -> ``op_type``(attrs) -> Add(y, y), and a second node of ``op_type``
+    with no attributes."""
     perm = list(range(len(shape)))[::-1]
     nodes = [
         helper.make_node("Transpose", ["x"], ["t"], perm=perm),
-        helper.make_node("ArgMax", ["t"], ["y"], **attrs),
+        helper.make_node(op_type, ["t"], ["y"], **attrs),
         helper.make_node("Add", ["y", "y"], ["twice"]),
-        helper.make_node("ArgMax", ["x"], ["d"]),
+        helper.make_node(op_type, ["x"], ["d"]),
     ]
     graph = helper.make_graph(
         nodes,
@@ -86,30 +96,33 @@ def attr_grid(opset: int, rank: int):
 OPSET_DTYPES = [(o, d) for o in (1, 11, 12, 13) for d in DTYPES if o >= 13 or d != BF16]
 
 
+@pytest.mark.parametrize("op_type", OPS)
 @pytest.mark.parametrize(("opset", "dtype"), OPSET_DTYPES, ids=str)
-def test_multi_node_models_match_onnx_reference(opset, dtype, kernel_calls):
+def test_multi_node_models_match_onnx_reference(opset, dtype, op_type, kernel_calls):
     rng = np.random.default_rng(opset * 100 + len(str(dtype)))
     x = random_tensor(dtype, (4, 3, 5), rng, special=0.2)
     runs = 0
     for attrs in attr_grid(opset, x.ndim):
-        model = pipeline_model(opset, dtype, x.shape, attrs)
-        got = ReferenceEvaluator(model, new_ops=[ArgMax]).run(None, {"x": x})
+        model = pipeline_model(opset, dtype, x.shape, attrs, op_type)
+        got = ReferenceEvaluator(model, new_ops=[ArgMax, ArgMin]).run(None, {"x": x})
         assert_same(got, oracle(model, {"x": x}))
         runs += 1
-    assert len(kernel_calls) == 2 * runs
+    assert kernel_calls == [op_type.lower()] * (2 * runs)
 
 
+@pytest.mark.parametrize("op_type", OPS)
 @pytest.mark.parametrize("opset", [1, 11, 12, 13, 18])
-def test_missing_attributes_take_the_opset_defaults(opset, kernel_calls):
+def test_missing_attributes_take_the_opset_defaults(opset, op_type, kernel_calls):
     x = np.array([[1, 7, 7], [7, 2, 7]], dtype=np.float32)
-    model = pipeline_model(opset, x.dtype, x.shape, {})
+    model = pipeline_model(opset, x.dtype, x.shape, {}, op_type)
     assert_same(run_model(model, {"x": x}), oracle(model, {"x": x}))
-    assert len(kernel_calls) == 2
+    assert kernel_calls == [op_type.lower()] * 2
 
 
+@pytest.mark.parametrize("op_type", OPS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, BF16], ids=str)
 @pytest.mark.parametrize("last", [0, 1])
-def test_nan_signed_zero_and_ties_follow_the_reference(dtype, last, kernel_calls, tier):
+def test_nan_signed_zero_and_ties_follow_the_reference(dtype, last, op_type, kernel_calls, tier):
     rows = [
         [np.nan, 1.0, np.nan, 3.0],
         [-0.0, 0.0, -0.0, -1.0],
@@ -118,15 +131,18 @@ def test_nan_signed_zero_and_ties_follow_the_reference(dtype, last, kernel_calls
         [1.0, np.inf, np.nan, np.inf],
     ]
     x = np.array(rows, dtype=np.float64).astype(dtype)
-    model = pipeline_model(13, x.dtype, x.shape, {"axis": 1, "select_last_index": last})
+    attrs = {"axis": 1, "select_last_index": last}
+    model = pipeline_model(13, x.dtype, x.shape, attrs, op_type)
     assert_same(run_model(model, {"x": x}), oracle(model, {"x": x}))
-    assert kernel_calls
+    assert kernel_calls == [op_type.lower()] * 2
 
 
-def test_select_last_index_needs_opset_12():
-    model = pipeline_model(11, np.float32, [2, 3], {"axis": 1, "select_last_index": 1})
-    with pytest.raises(ValueError, match="select_last_index"):
-        ReferenceEvaluator(model, new_ops=[ArgMax])
+@pytest.mark.parametrize("op_type", OPS)
+def test_select_last_index_needs_opset_12(op_type):
+    attrs = {"axis": 1, "select_last_index": 1}
+    model = pipeline_model(11, np.float32, [2, 3], attrs, op_type)
+    with pytest.raises(ValueError, match=f"{op_type} node .*select_last_index"):
+        ReferenceEvaluator(model, new_ops=[ArgMax, ArgMin])
 
 
 def test_errors_of_the_kernel_reach_the_caller():
@@ -242,13 +258,49 @@ def test_backend_runs_whole_models(kernel_calls):
     assert len(kernel_calls) == 5
 
 
+def nearest_centre_model() -> object:
+    """A KMeans labeller as converters write it: squared distances to each centre (an
+    initializer), then ArgMin over the centres."""
+    centres = np.array([[0.0, 0.0], [5.0, 5.0], [0.0, 5.0]], np.float32)
+    c = helper.make_tensor("c", TensorProto.FLOAT, [1, 3, 2], centres.ravel().tolist())
+    nodes = [
+        helper.make_node("Unsqueeze", ["x", "one"], ["xu"]),
+        helper.make_node("Sub", ["xu", "c"], ["d"]),
+        helper.make_node("Mul", ["d", "d"], ["d2"]),
+        helper.make_node("ReduceSum", ["d2", "two"], ["dist"], keepdims=0),
+        helper.make_node("ArgMin", ["dist"], ["label"], axis=1, keepdims=0),
+    ]
+    axes = [
+        helper.make_tensor("one", TensorProto.INT64, [1], [1]),
+        helper.make_tensor("two", TensorProto.INT64, [1], [2]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "kmeans",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2])],
+        [helper.make_tensor_value_info("label", TensorProto.INT64, ["batch"])],
+        initializer=[c, *axes],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_backend_labels_with_argmin(kernel_calls):
+    model = nearest_centre_model()
+    x = np.array([[0.5, 0.2], [4.0, 6.0], [-1.0, 4.0], [2.5, 2.5]], np.float32)
+    out = NumbaArgMaxBackend.run_model(model, [x])
+    np.testing.assert_array_equal(out.label, oracle(model, {"x": x})[0])
+    np.testing.assert_array_equal(out.label, [0, 1, 2, 0])
+    assert kernel_calls == ["argmin"]
+
+
+@pytest.mark.parametrize("op_type", OPS)
 @pytest.mark.parametrize("opset", [11, 13])
-def test_backend_run_node(opset, kernel_calls):
+def test_backend_run_node(opset, op_type, kernel_calls):
     x = np.array([[3, 9, 9], [9, 0, 9]], dtype=np.int64)
     attrs = {"axis": 1, "keepdims": 0}
     if opset >= 12:
         attrs["select_last_index"] = 1
-    node = helper.make_node("ArgMax", ["x"], ["y"], **attrs)
+    node = helper.make_node(op_type, ["x"], ["y"], **attrs)
     got = NumbaArgMaxBackend.run_node(node, [x], opset_version=opset)
     expected = ReferenceEvaluator(node).run(None, {"x": x})
     np.testing.assert_array_equal(got[0], expected[0])

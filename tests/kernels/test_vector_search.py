@@ -25,13 +25,14 @@ from conftest import (
     FLOATS,
     onnx_argmax,
     random_tensor,
+    reversed_order,
     special_values,
     use_thresholds,
 )
 
 import argmax_numba.planning as planning
 from argmax_numba import argmax
-from argmax_numba.dtypes import kernel_view
+from argmax_numba.dtypes import Extreme, kernel_view
 from argmax_numba.kernels.registry import KERNELS
 from argmax_numba.planning import GROUP_TASKS, ROW_TASK_ELEMENTS, Kernel, is_short
 from argmax_numba.vector.col_blocks import fold_block
@@ -51,12 +52,29 @@ from argmax_numba.vector.short_rows import SHORT_ROW
 from argmax_numba.vector.side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, WIDE_GATHER_BYTES
 
 # These tests check the fast kernels: they run on them whatever tier the process chose.
+# Those that take ``searched_by`` run twice: on ArgMax's kernels, and on ArgMin's (the
+# ArgMax of each input found as the ArgMin of its values in reverse order).
 pytestmark = pytest.mark.usefixtures("fast_tier")
 
 # Every length with a task of its own (2 to 8, to 12 for 8-bit elements and for 16-bit
 # ones of an even length), around every lane count (8, 16, 32 and 64 elements per 64-byte
 # vector) and beyond.
 ROW_LENGTHS = [*range(1, 14), 15, 16, 17, 31, 32, 33, 63, 64, 65, 129, 200, 1000, 4099]
+
+
+# The operator each value of the ``searched_by`` fixture runs.
+EXTREMES = {"argmax": Extreme.MAX, "argmin": Extreme.MIN}
+# ArgMin's kernels are checked on every width of integer, signed and unsigned, and every
+# float format: the semantic tests run ArgMin on all twelve dtypes, and each dtype here
+# compiles every kernel again.
+ARGMIN_DTYPES = [np.dtype(t) for t in ("int8", "uint16", "int32", "uint64")] + FLOATS
+SEARCHES = [(d, "argmax") for d in DTYPES] + [(d, "argmin") for d in ARGMIN_DTYPES]
+
+
+def searched(x: np.ndarray, searched_by: str) -> np.ndarray:
+    """What a kernel of ``searched_by`` reads to find the ArgMax of ``x``: ``x``, or for
+    ArgMin's kernels the values in reverse order (``reversed_order``)."""
+    return reversed_order(x) if searched_by == "argmin" else x
 
 
 def _rows_match_onnx(x: np.ndarray, message: str) -> None:
@@ -68,8 +86,8 @@ def _rows_match_onnx(x: np.ndarray, message: str) -> None:
         )
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_rows_of_every_length(dtype, kernel_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_rows_of_every_length(dtype, kernel_path, searched_by):
     rng = np.random.default_rng(7)
     for n in ROW_LENGTHS:
         for special in (0.0, 0.02, 0.3):  # ties among small integers; rare or common maxima
@@ -77,8 +95,8 @@ def test_rows_of_every_length(dtype, kernel_path):
             _rows_match_onnx(x, f"n={n} {special}")
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_row_longer_than_one_run(dtype, monkeypatch):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_row_longer_than_one_run(dtype, monkeypatch, searched_by):
     # One call searches RUN_BYTES of a row; the next call searches its run only where
     # the run's maximum beats the best so far (or ties it, for the last occurrence).
     # The serial path searches a whole row in one task.
@@ -101,7 +119,7 @@ def test_row_longer_than_one_run(dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-def test_runs_after_a_best_above_zero(dtype, monkeypatch):
+def test_runs_after_a_best_above_zero(dtype, monkeypatch, searched_by):
     # Once the best so far is above zero (or is zero, for the first occurrence), a
     # search call keeps no signed minimum of the bits: only a NaN of either sign, or a
     # -0.0 tying a best of zero, can still matter in a run of negative numbers.
@@ -132,8 +150,8 @@ def test_runs_after_a_best_above_zero(dtype, monkeypatch):
             assert argmax(x, 0, 0, last) == onnx_argmax(x, 0, 0, last), (first, elsewhere, last)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_maxima_on_block_borders(dtype, kernel_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_maxima_on_block_borders(dtype, kernel_path, searched_by):
     # A search call keeps the running maxima of each block of BLOCK_CHUNKS vectors apart,
     # and looks for the maximum only in the first (or last) block that holds it: maxima
     # and ties on the borders of blocks, within one block, and in the masked last chunk;
@@ -193,8 +211,8 @@ def _shortest_grouped(dtype: np.dtype) -> int:
     return next(m for m in range(SHORT_ROW + 1, 99) if not is_short(m, dtype.itemsize))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_short_rows_in_groups(dtype, kernel_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_short_rows_in_groups(dtype, kernel_path, searched_by):
     # Rows longer than ``is_short`` takes (or of one whole vector) to GROUP_ROW_BYTES are
     # searched a group at a time (a vector's lanes of rows, 64 bytes / item size, at most
     # INT_GROUP_ROWS of integer ones: ``rows_of_group``), in one chunk or
@@ -216,8 +234,8 @@ def test_short_rows_in_groups(dtype, kernel_path):
                 _rows_match_onnx(x, f"{n} {rows}")
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_rows_of_a_few_elements_a_vector_of_rows_at_a_time(dtype, kernel_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_rows_of_a_few_elements_a_vector_of_rows_at_a_time(dtype, kernel_path, searched_by):
     # Rows of 2 to SHORT_ROW elements (BYTE_ROW of 8-bit ones and of 16-bit ones of an
     # even length) are searched a vector's worth of rows at a time (64 bytes / item size;
     # half as many rows of 16-bit elements dealt out in pairs), their elements dealt out
@@ -238,8 +256,8 @@ def test_rows_of_a_few_elements_a_vector_of_rows_at_a_time(dtype, kernel_path):
             _rows_match_onnx(y, f"{n} {len(y)}")
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_short_rows_left_over_in_a_task(dtype, kernel_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_short_rows_left_over_in_a_task(dtype, kernel_path, searched_by):
     # A task of rows of up to GROUP_ROW_BYTES (ROW_TASK_ELEMENTS // n rows, not a whole
     # number of groups) ends with a group that overlaps the one before it; so does the
     # array's last task, where it holds a group, but that group ends a row or two
@@ -280,8 +298,8 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path):
                 )
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, searched_by):
     # Rows longer than GROUP_ROW_BYTES are searched a vector's worth of rows at a time
     # (here to 2 KiB; longer ones in ``test_long_rows_in_groups``): each row's vectors
     # folded lane by lane (a later vector wins a tie only for the last occurrence), then
@@ -319,8 +337,8 @@ def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path):
             _rows_match_onnx(x, f"n={n}")
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_long_rows_in_groups(dtype, kernel_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_long_rows_in_groups(dtype, kernel_path, searched_by):
     # Rows of up to CHUNK_ROW_BYTES are searched in groups too, where the input gives
     # every thread GROUP_TASKS tasks of a group each (on one thread here, to keep the
     # input small), and the rows after the last whole group as a group of fewer rows.
@@ -344,8 +362,8 @@ def test_long_rows_in_groups(dtype, kernel_path):
         numba.set_num_threads(threads)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_long_rows_in_groups_that_end_early(dtype, kernel_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_long_rows_in_groups_that_end_early(dtype, kernel_path, searched_by):
     # Tasks of rows of up to CHUNK_ROW_BYTES whose rows are not a whole number of groups
     # end with a group of fewer rows, whose positions are copied out; the last vector of
     # the array's last row, which would run past the array, is read from a copy. Maxima
@@ -373,7 +391,7 @@ def _bits(dtype: np.dtype, patterns: list[int]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-def test_float_rows_without_a_positive_number(dtype, kernel_path):
+def test_float_rows_without_a_positive_number(dtype, kernel_path, searched_by):
     # The largest float of a row is found from the signed maximum and minimum of its
     # bits (no positive number: the negative one nearest zero), NaN from bits above
     # those of +inf or -inf, whatever their sign and payload; ties between +0.0 and
@@ -402,7 +420,7 @@ def test_float_rows_without_a_positive_number(dtype, kernel_path):
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-def test_every_bit_pattern_against_others(dtype):
+def test_every_bit_pattern_against_others(dtype, searched_by):
     # Every 16-bit float (and for wider ones, random bits and those around the zeros,
     # the infinities and NaN) beside others drawn at random: the keys' order is the
     # floats' order, NaN above all, -0.0 equal to +0.0, in short rows, in columns and
@@ -456,8 +474,8 @@ def column_path(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_columns(dtype, column_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_columns(dtype, column_path, searched_by):
     rng = np.random.default_rng(9)
     for shape, axis in COLUMN_CASES:
         for special in (0.0, 0.3):
@@ -468,8 +486,8 @@ def test_columns(dtype, column_path):
                 )
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_columns_of_the_lowest_value(dtype, column_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_columns_of_the_lowest_value(dtype, column_path, searched_by):
     # The running maxima of a column start below every key, and row 0 is folded with the
     # others: columns that hold only the lowest value (or it and the next one up) must
     # still give row 0 (last: the last row), rows side by side and far apart included.
@@ -493,8 +511,8 @@ def test_columns_of_the_lowest_value(dtype, column_path):
         np.testing.assert_array_equal(argmax(lowest, axis, 1, 0), 0 * want, str(shape))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_columns_far_apart(dtype, column_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_columns_far_apart(dtype, column_path, searched_by):
     # Rows at least FAR_ROW_BYTES apart are folded FAR_FOLD_ROWS at a time: groups of
     # that size, fewer rows, and blocks that end inside a vector.
     inner = FAR_ROW_BYTES // dtype.itemsize + 3
@@ -508,8 +526,8 @@ def test_columns_far_apart(dtype, column_path):
                 )
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_columns_ending_inside_a_vector(dtype, column_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_columns_ending_inside_a_vector(dtype, column_path, searched_by):
     # Runs of columns one lane past a vector, a few lanes short of two, and rows of 192
     # bytes or more (folded one at a time where a vector's instructions run in pieces).
     # The last vector overlaps the one before it and keeps its running maxima apart: the
@@ -531,12 +549,13 @@ def test_columns_ending_inside_a_vector(dtype, column_path):
             assert got[0, 0, width - 1] == 125 and got[1, 0, width - 2] == (128 if last else 7)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_column_blocks_narrower_than_a_vector(dtype):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_column_blocks_narrower_than_a_vector(dtype, searched_by):
     # A block of columns is read as whole vectors: the last block of a row, narrower than
     # a vector, as the vector that ends at its last column, overlapping the block before
-    # it. The column kernel is called directly, on blocks of one vector.
-    kind, view = kernel_view(dtype)
+    # it. The column kernel is called directly, on blocks of one vector (ArgMin's: on the
+    # values in reverse order, the same answer).
+    kind, view = kernel_view(dtype, EXTREMES[searched_by])
     kind = int(kind)
     lanes = VECTOR_BYTES // dtype.itemsize
     cols = KERNELS[(kind, False)][Kernel.COLS]
@@ -549,7 +568,7 @@ def test_column_blocks_narrower_than_a_vector(dtype):
         for last in (0, 1):
             out = np.full((3, inner), -1, np.int64)
             where = cols.address(view, True, last)
-            cols.driver(x.view(view), out, last, lanes, where)
+            cols.driver(searched(x, searched_by).view(view), out, last, lanes, where)
             want = onnx_argmax(x, 1, 0, last)
             np.testing.assert_array_equal(out, want, err_msg=f"{rest} columns")
 
@@ -571,11 +590,11 @@ def _block_fold(kind: int, last: int):
 @pytest.mark.parametrize(
     "dtype", [np.dtype(t) for t in ("int8", "float16", "float32", "uint64")], ids=str
 )
-def test_block_fold_writes_its_columns_only(dtype):
+def test_block_fold_writes_its_columns_only(dtype, searched_by):
     # ``fold_block`` reads a block's partial vector, or a block narrower than a vector,
     # as the vector that ends at its last column, and writes the output of the block's
     # columns only (130 rows: 8-bit row numbers restart after 120).
-    kind, view = kernel_view(dtype)
+    kind, view = kernel_view(dtype, EXTREMES[searched_by])
     kind = int(kind)
     lanes = VECTOR_BYTES // dtype.itemsize
     rng = np.random.default_rng(23)
@@ -584,7 +603,7 @@ def test_block_fold_writes_its_columns_only(dtype):
         for j0, w in ((lanes, 1), (lanes + 3, lanes - 3), (lanes // 2, lanes + 5), (0, lanes)):
             x = random_tensor(dtype, (130, j0 + w + 7), rng, special=0.3)
             out = np.full(x.shape[1], -1, np.int64)
-            fold(x.view(view), j0, w, out)
+            fold(searched(x, searched_by).view(view), j0, w, out)
             want = onnx_argmax(x[:, j0 : j0 + w], 0, 0, last)
             np.testing.assert_array_equal(out[j0 : j0 + w], want, err_msg=f"{j0}, {w}")
             assert (out[:j0] == -1).all() and (out[j0 + w :] == -1).all(), (j0, w)
@@ -643,8 +662,8 @@ def _wide_row_span(dtype: np.dtype) -> int:
     return min(2 ** (8 * dtype.itemsize - 1) - 1, 2**31 - 1)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_many_small_blocks_to_a_task(dtype, column_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_many_small_blocks_to_a_task(dtype, column_path, searched_by):
     # Blocks x[o] of a few bytes are reduced many to a task (block // inner of them, the
     # last task's fewer), with their columns in a partial vector or in none; blocks
     # narrower than a vector with rows side by side (m rows, lanes // gcd(inner, lanes)),
@@ -679,8 +698,8 @@ def test_many_small_blocks_to_a_task(dtype, column_path):
             _rows_match_onnx(x, str(shape))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_side_blocks_in_registers(dtype, column_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_side_blocks_in_registers(dtype, column_path, searched_by):
     # Blocks whose ``inner`` divides a vector's lanes (a wide row of m rows is one
     # vector) are folded whole in registers where their wide rows are numbered in the
     # elements' width (at most 2**(bits - 1) - 1 of them), then each column's m lanes
@@ -711,8 +730,8 @@ def test_side_blocks_in_registers(dtype, column_path):
             _rows_match_onnx(x, str(shape))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_gathered_blocks(dtype, column_path):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_gathered_blocks(dtype, column_path, searched_by):
     # Blocks too short to read side by side are read a few at a time, the same
     # GATHER_BYTES of a row of each gathered into one vector (SHORT_GATHER_BYTES, of rows
     # that short, twice as many blocks; WIDE_GATHER_BYTES loaded a block at a time, of
@@ -747,8 +766,8 @@ def test_gathered_blocks(dtype, column_path):
             _rows_match_onnx(x, str(shape))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_few_blocks_of_wide_rows(dtype, monkeypatch):
+@pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
+def test_few_blocks_of_wide_rows(dtype, monkeypatch, searched_by):
     # A few blocks x[o] whose columns ``cols`` would split between the threads into
     # pieces narrower than NARROW_PIECE_BYTES (a quarter of that for 8-bit data) have their rows
     # split instead, in large inputs (``narrow``, one row at a time where rows are
@@ -776,7 +795,7 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("threads", [2, 3, 4])
-def test_column_blocks_shared_evenly(threads, monkeypatch):
+def test_column_blocks_shared_evenly(threads, monkeypatch, searched_by):
     # The parallel loop hands each thread an equal count of tasks: columns split between tasks make
     # blocks of one width (the last one narrower by less than a block's count), as many
     # as a multiple of the threads in all.
@@ -815,7 +834,7 @@ STRETCH_CASES = [(np.dtype(t), 300) for t in DTYPES] + [
 
 
 @pytest.mark.parametrize(("dtype", "row_bytes"), STRETCH_CASES, ids=str)
-def test_columns_longer_than_one_stretch(dtype, row_bytes):
+def test_columns_longer_than_one_stretch(dtype, row_bytes, searched_by):
     # Row numbers are kept as wide as the elements, at most INDEX_BITS, in stretches of
     # whole groups of FOLD_ROWS rows: 120 rows per stretch for 8-bit types, 32,760 for
     # wider ones. Rows of 300 bytes are wide enough for the column kernel, not the narrow

@@ -1,11 +1,12 @@
-"""Agreement with onnx on a generated corpus.
+"""Agreement with onnx on a generated corpus, one for ArgMax and one for ArgMin.
 
-Hundreds of models (deterministic seed): opsets 1, 11, 12 and 13 (and a few others),
-concrete, symbolic and unknown dims, unknown rank, ArgMax chained through other
-operators, ArgMax in If branches and in model-local functions, declared output types.
-On every model where ``onnx.shape_inference.infer_shapes(strict_mode=True,
-check_type=True)`` succeeds, the ArgMax output types must equal onnx's, except that a
-dim onnx names ``unk__N`` may be left unknown; every other value keeps onnx's type.
+Hundreds of models per operator (deterministic seed): opsets 1, 11, 12 and 13 (and a
+few others), concrete, symbolic and unknown dims, unknown rank, the operator chained
+through other operators, in If branches and in model-local functions, declared output
+types. On every model where ``onnx.shape_inference.infer_shapes(strict_mode=True,
+check_type=True)`` succeeds, the output types of the ArgMax (ArgMin) nodes must equal
+onnx's, except that a dim onnx names ``unk__N`` may be left unknown; every other value
+keeps onnx's type.
 """
 
 from __future__ import annotations
@@ -19,24 +20,28 @@ from onnx import TensorProto, helper
 import shape_inference as si
 
 SEED = 20_240_601
+# One corpus per operator, each from its own seed.
+SEEDS = {"ArgMax": SEED, "ArgMin": SEED + 1}
 N_MODELS = 480
 OPSETS = (1, 1, 11, 11, 12, 12, 13, 13, 13, 9, 18)
 SYMBOLS = ("N", "B", "S", "T")
 
 
-def allowed_types(opset: int) -> list[int]:
-    (constraint,) = onnx.defs.get_schema("ArgMax", opset).type_constraints
+def allowed_types(opset: int, op_type: str) -> list[int]:
+    (constraint,) = onnx.defs.get_schema(op_type, opset).type_constraints
     names = (s.removeprefix("tensor(").removesuffix(")") for s in constraint.allowed_type_strs)
     return sorted(TensorProto.DataType.Value(n.upper()) for n in names)
 
 
 class Builder:
-    """Builds one random chain of nodes from a value of known (or unknown) rank."""
+    """Builds one random chain of nodes from a value of known (or unknown) rank; its
+    reducing nodes are all of ``op_type`` (ArgMax or ArgMin)."""
 
-    def __init__(self, rng: random.Random, opset: int, prefix: str) -> None:
+    def __init__(self, rng: random.Random, opset: int, prefix: str, op_type: str) -> None:
         self.rng = rng
         self.opset = opset
         self.prefix = prefix
+        self.op_type = op_type
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
         self.argmax_outputs: list[str] = []
@@ -62,13 +67,13 @@ class Builder:
         if self.opset >= 12 and rng.random() < 0.3:
             attrs["select_last_index"] = rng.choice([0, 1])
         out = self.name("am")
-        self.nodes.append(helper.make_node("ArgMax", [value], [out], name=out, **attrs))
+        self.nodes.append(helper.make_node(self.op_type, [value], [out], name=out, **attrs))
         self.argmax_outputs.append(out)
         new_rank = None if rank is None else (rank if keep != 0 else rank - 1)
         return out, new_rank
 
     def other(self, value: str, rank: int | None, elem: int) -> tuple[str, int | None, int]:
-        """One non-ArgMax operator valid for the opset, rank and element type."""
+        """One operator other than ArgMax/ArgMin valid for the opset, rank and element type."""
         rng = self.rng
         out = self.name("op")
         choices = ["Identity"] + (["Cast", "Abs"] if self.opset >= 9 else [])
@@ -112,7 +117,7 @@ class Builder:
         return out, rank, elem
 
     def chain(self, value: str, rank: int | None, elem: int) -> str:
-        """ArgMax first, then random steps, always ending with an ArgMax."""
+        """ArgMax (ArgMin) first, then random steps, always ending with one."""
         value, rank = self.argmax(value, rank)
         elem = TensorProto.INT64
         for _ in range(self.rng.randrange(0, 4)):
@@ -133,22 +138,22 @@ def random_dims(rng: random.Random) -> list | None:
     return dims
 
 
-def random_model(rng: random.Random) -> tuple[onnx.ModelProto, str]:
+def random_model(rng: random.Random, op_type: str) -> tuple[onnx.ModelProto, str]:
     opset = rng.choice(OPSETS)
-    elem = rng.choice(allowed_types(opset))
+    elem = rng.choice(allowed_types(opset, op_type))
     dims = random_dims(rng)
     rank = None if dims is None else len(dims)
     inputs = [helper.make_tensor_value_info("x", elem, dims)]
     kind = rng.choices(["plain", "if", "function"], weights=[0.7, 0.15, 0.15])[0]
     functions = []
-    builder = Builder(rng, opset, "")
+    builder = Builder(rng, opset, "", op_type)
     if kind == "plain":
         final = builder.chain("x", rank, elem)
         nodes = builder.nodes
     elif kind == "if":
         branches = []
         for branch in ("then", "else"):
-            sub = Builder(rng, opset, f"{branch}_")
+            sub = Builder(rng, opset, f"{branch}_", op_type)
             out = sub.chain("x", rank, elem)
             branches.append(
                 helper.make_graph(
@@ -168,7 +173,7 @@ def random_model(rng: random.Random) -> tuple[onnx.ModelProto, str]:
             )
         ]
     else:
-        sub = Builder(rng, opset, "f_")
+        sub = Builder(rng, opset, "f_", op_type)
         out = sub.chain("a", rank, elem)
         if sub.initializers:  # functions have no initializers: use Constant nodes
             constants = [
@@ -236,11 +241,11 @@ def same_type(ours: onnx.TypeProto, theirs: onnx.TypeProto) -> bool:
     return True
 
 
-def corpus() -> list[tuple[onnx.ModelProto, str]]:
-    rng = random.Random(SEED)
+def corpus(op_type: str) -> list[tuple[onnx.ModelProto, str]]:
+    rng = random.Random(SEEDS[op_type])
     models = []
     for _ in range(N_MODELS):
-        model, kind = random_model(rng)
+        model, kind = random_model(rng, op_type)
         if kind == "plain" and rng.random() < 0.35:
             try:
                 inferred = onnx.shape_inference.infer_shapes(model, True, True).graph.output[0]
@@ -252,10 +257,15 @@ def corpus() -> list[tuple[onnx.ModelProto, str]]:
     return models
 
 
+@pytest.fixture(scope="module", params=sorted(SEEDS))
+def op_type(request) -> str:
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def checked_corpus():
+def checked_corpus(op_type):
     results = []
-    for model, kind in corpus():
+    for model, kind in corpus(op_type):
         try:
             theirs = onnx.shape_inference.infer_shapes(model, strict_mode=True, check_type=True)
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
@@ -264,8 +274,12 @@ def checked_corpus():
     return results
 
 
-def test_corpus_is_mostly_valid_and_varied(checked_corpus):
+def test_corpus_is_mostly_valid_and_varied(checked_corpus, op_type):
     assert len(checked_corpus) >= 0.9 * N_MODELS
+    other = "ArgMin" if op_type == "ArgMax" else "ArgMax"
+    for model, _, _ in checked_corpus:
+        ops = {n.op_type for g in (model.graph, *model.functions) for n in _nodes(g)}
+        assert op_type in ops and other not in ops
     kinds = [kind for _, kind, _ in checked_corpus]
     assert kinds.count("if") >= 40 and kinds.count("function") >= 40
     opsets = {m.opset_import[0].version for m, _, _ in checked_corpus}
@@ -276,14 +290,14 @@ def test_corpus_is_mostly_valid_and_varied(checked_corpus):
     assert ranks_unknown >= 20
 
 
-def test_argmax_types_agree_with_onnx(checked_corpus):
+def test_types_agree_with_onnx(checked_corpus, op_type):
     compared = 0
     for model, kind, theirs_model in checked_corpus:
         ours_model = si.infer_shapes(model)
         ours, theirs = all_types(ours_model.graph), all_types(theirs_model.graph)
-        argmax_outputs = {o for n in _nodes(model.graph) if n.op_type == "ArgMax" for o in n.output}
+        reduced = {o for n in _nodes(model.graph) if n.op_type == op_type for o in n.output}
         for name, their_type in theirs.items():
-            if name in argmax_outputs:
+            if name in reduced:
                 assert same_type(ours[name], their_type), (kind, name, model)
                 compared += 1
             else:
@@ -297,27 +311,28 @@ def test_argmax_types_agree_with_onnx(checked_corpus):
     assert compared >= 1000
 
 
-def test_argmax_typings_agree_with_onnx(checked_corpus):
-    """``infer_argmax_types`` lists every ArgMax once, with onnx's input and output types
-    (for ArgMax nodes in functions, where onnx writes no body types: the one whose output
-    is the function's)."""
+def test_typings_agree_with_onnx(checked_corpus, op_type):
+    """``infer_argmax_argmin_types`` lists every ArgMax (ArgMin) node once, with its
+    operator and onnx's input and output types (for nodes in functions, where onnx writes
+    no body types: the one whose output is the function's)."""
     compared = 0
     for model, kind, theirs_model in checked_corpus:
         theirs = all_types(theirs_model.graph)
         theirs.update((v.name, v.type) for v in theirs_model.graph.input)
         if kind == "function":
             (function,) = model.functions
-            nodes = {f"local.Chain/{n.name}": n for n in function.node if n.op_type == "ArgMax"}
+            nodes = {f"local.Chain/{n.name}": n for n in function.node if n.op_type == op_type}
             theirs[function.input[0]] = theirs[model.graph.node[0].input[0]]
             theirs[function.output[0]] = theirs[model.graph.output[0].name]
         else:
             nodes = {}
             for path, node in _paths(model.graph):
-                if node.op_type == "ArgMax":
+                if node.op_type == op_type:
                     nodes[path] = node
-        typings = si.infer_argmax_types(model)
+        typings = si.infer_argmax_argmin_types(model)
         assert sorted(t.path for t in typings) == sorted(nodes), model
         for typing in typings:
+            assert typing.op_type == op_type
             node = nodes[typing.path]
             (output,) = node.output
             if output not in theirs:

@@ -1,4 +1,5 @@
-"""The command line (``python -m shape_inference``) and the bundled demo model."""
+"""The command line (``python -m shape_inference``) and the bundled demo model; the
+command line lists ArgMax and ArgMin nodes, each line saying which operator it is."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 def bad_model(path: Path) -> Path:
     nodes = [
         helper.make_node("ArgMax", ["x"], ["y"], name="too_far", axis=3),
-        helper.make_node("ArgMax", ["x"], ["z"], name="wrong_type", keepdims=0.5),
+        helper.make_node("ArgMin", ["x"], ["z"], name="wrong_type", keepdims=0.5),
     ]
     graph = helper.make_graph(
         nodes,
@@ -81,7 +82,7 @@ def test_demo_types_match_onnx():
     outputs = {n.name: n.output[0] for n in model.graph.node}
     for typing in typings:
         assert typing.output_type == their_types[outputs[typing.path]]
-    assert str(typings[0]) == "argmax_label: float[batch,3] -> int64[batch]"
+    assert str(typings[0]) == "argmax_label (ArgMax): float[batch,3] -> int64[batch]"
 
 
 # ---------------------------------------------------------------- subprocess
@@ -93,9 +94,9 @@ def test_cli_prints_types_and_writes_model(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines == [
-        "argmax_label: float[batch,3] -> int64[batch]",
-        "argmax_best_row: float[batch,3] -> int64[1,3]",
-        "argmax_prior: float[3] -> int64[1]",
+        "argmax_label (ArgMax): float[batch,3] -> int64[batch]",
+        "argmax_best_row (ArgMax): float[batch,3] -> int64[1,3]",
+        "argmax_prior (ArgMax): float[3] -> int64[1]",
     ]
     annotated = onnx.load(out)
     assert {v.name for v in annotated.graph.value_info} >= {"scores", "logits"}
@@ -123,7 +124,7 @@ def test_cli_model_with_errors(tmp_path):
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "too_far (ArgMax): attribute 'axis'" in result.stderr
-    assert "wrong_type (ArgMax): attribute 'keepdims'" in result.stderr
+    assert "wrong_type (ArgMin): attribute 'keepdims'" in result.stderr
 
 
 def test_cli_usage_error():
@@ -135,9 +136,81 @@ def test_cli_usage_error():
 # ---------------------------------------------------------------- main()
 
 
+def mixed_model() -> onnx.ModelProto:
+    """ArgMax and ArgMin nodes in the main graph, an ArgMin in an If branch and one in a
+    model-local function."""
+    vi = helper.make_tensor_value_info
+    branch = helper.make_graph(
+        [helper.make_node("ArgMin", ["x"], ["t"], name="min_in_branch", axis=0)],
+        "branch",
+        [],
+        [vi("t", TensorProto.INT64, None)],
+    )
+    function = helper.make_function(
+        "local",
+        "Lowest",
+        ["a"],
+        ["b"],
+        [helper.make_node("ArgMin", ["a"], ["b"], name="min_in_function", keepdims=0)],
+        [helper.make_opsetid("", 13)],
+    )
+    nodes = [
+        helper.make_node("ArgMax", ["x"], ["hi"], name="max_row", axis=1, keepdims=0),
+        helper.make_node("ArgMin", ["x"], ["lo"], name="min_row", axis=-1),
+        helper.make_node("If", ["c"], ["br"], name="if_0", then_branch=branch, else_branch=branch),
+        helper.make_node("Lowest", ["x"], ["fn"], domain="local", name="call_0"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "mixed",
+        [vi("x", TensorProto.FLOAT, ["B", 4]), vi("c", TensorProto.BOOL, [])],
+        [vi(name, TensorProto.INT64, None) for name in ("hi", "lo", "br", "fn")],
+    )
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("local", 1)]
+    return helper.make_model(graph, opset_imports=opsets, functions=[function])
+
+
+def test_main_lists_argmax_and_argmin_nodes(tmp_path, capsys):
+    model = mixed_model()
+    path = tmp_path / "mixed.onnx"
+    onnx.save(model, path)
+    assert main([str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "max_row (ArgMax): float[B,4] -> int64[B]",
+        "min_row (ArgMin): float[B,4] -> int64[B,1]",
+        # (make_node stores attributes sorted by name: else_branch comes first)
+        "if_0/else_branch/min_in_branch (ArgMin): float[B,4] -> int64[1,4]",
+        "if_0/then_branch/min_in_branch (ArgMin): float[B,4] -> int64[1,4]",
+        "local.Lowest/min_in_function (ArgMin): float[B,4] -> int64[4]",
+    ]
+    # the output types written by hand above are onnx's too
+    theirs = onnx.shape_inference.infer_shapes(model, strict_mode=True, check_type=True)
+    their_types = {v.name: si.format_type(v.type) for v in theirs.graph.output}
+    assert their_types == {
+        "hi": "int64[B]",
+        "lo": "int64[B,1]",
+        "br": "int64[1,4]",
+        "fn": "int64[4]",
+    }
+
+
+def test_main_without_argmax_or_argmin(tmp_path, capsys):
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "plain",
+        [vi("x", TensorProto.FLOAT, [2])],
+        [vi("y", TensorProto.FLOAT, None)],
+    )
+    path = tmp_path / "plain.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    assert main([str(path)]) == 0
+    assert capsys.readouterr().out == "no ArgMax or ArgMin node\n"
+
+
 def test_main_exit_codes(tmp_path, capsys):
     assert main([str(DEMO)]) == 0
-    assert "argmax_prior: float[3] -> int64[1]" in capsys.readouterr().out
+    assert "argmax_prior (ArgMax): float[3] -> int64[1]" in capsys.readouterr().out
 
     assert main([str(tmp_path / "missing.onnx")]) == 1
     assert "no such file" in capsys.readouterr().err

@@ -15,6 +15,7 @@ import shape_inference as si
 from shape_inference.bench import build_chain_model
 
 FLOAT, INT64 = TensorProto.FLOAT, TensorProto.INT64
+OP_TYPES = ("ArgMax", "ArgMin")
 
 
 def vi(name, elem=FLOAT, shape=None):
@@ -38,11 +39,13 @@ def assert_types_match_onnx(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]
     return ours
 
 
-def chain(input_name="x", output_name="y", node_name="am", shape=("N", 3, 4), mid="c"):
-    """x -> Cast (to float16) -> ArgMax(axis=1)."""
+def chain(
+    input_name="x", output_name="y", node_name="am", shape=("N", 3, 4), mid="c", op_type="ArgMax"
+):
+    """x -> Cast (to float16) -> ArgMax(axis=1), or ArgMin(axis=1)."""
     nodes = [
         helper.make_node("Cast", [input_name], [mid], name="cast", to=TensorProto.FLOAT16),
-        helper.make_node("ArgMax", [mid], [output_name], name=node_name, axis=1),
+        helper.make_node(op_type, [mid], [output_name], name=node_name, axis=1),
     ]
     return helper.make_model(
         helper.make_graph(
@@ -86,14 +89,15 @@ def test_compatible_declared_output_merged_like_onnx(declared):
         pytest.param({"output_name": "o" * 200}, "am", id="200-byte output name"),
         pytest.param({"output_name": "out\x01put"}, "am", id="control char in a name"),
         pytest.param({"node_name": 'sneaky"\x06ArgMax'}, 'sneaky"\x06ArgMax', id="op in name"),
-        pytest.param({"node_name": ""}, "ArgMax#1", id="unnamed"),
+        pytest.param({"node_name": ""}, "{op_type}#1", id="unnamed"),
     ],
 )
-def test_odd_but_valid_names(names, path):
-    model = chain(**names)
+@pytest.mark.parametrize("op_type", OP_TYPES)
+def test_odd_but_valid_names(names, path, op_type):
+    model = chain(**names, op_type=op_type)
     assert_types_match_onnx(model)
-    (typing,) = si.infer_argmax_types(model)
-    assert typing.path == path
+    (typing,) = si.infer_argmax_argmin_types(model)
+    assert (typing.path, typing.op_type) == (path.format(op_type=op_type), op_type)
     assert si.format_type(typing.input_type) == "float16[N,3,4]"
     assert si.format_type(typing.output_type) == "int64[N,1,4]"
 
@@ -122,9 +126,10 @@ def test_unknown_dim_corrected_before_it_feeds_another_argmax():
     assert typings["am2"].input_type == ours["y"]
 
 
-def test_same_subgraph_in_both_branches():
+@pytest.mark.parametrize("op_type", OP_TYPES)
+def test_same_subgraph_in_both_branches(op_type):
     branch = helper.make_graph(
-        [helper.make_node("ArgMax", ["x"], ["t"], name="inner", axis=1)], "b", [], [vi("t", INT64)]
+        [helper.make_node(op_type, ["x"], ["t"], name="inner", axis=1)], "b", [], [vi("t", INT64)]
     )
     model = helper.make_model(
         helper.make_graph(
@@ -142,8 +147,8 @@ def test_same_subgraph_in_both_branches():
         theirs = types_of(theirs_model.graph.node[0].attribute[k].g)
         assert ours["t"] == theirs["t"]
         assert si.format_type(ours["t"]) == "int64[2,1]"
-    paths = sorted(t.path for t in si.infer_argmax_types(model))
-    assert paths == ["If#0/else_branch/inner", "If#0/then_branch/inner"]
+    typings = sorted((t.path, t.op_type) for t in si.infer_argmax_argmin_types(model))
+    assert typings == [("If#0/else_branch/inner", op_type), ("If#0/then_branch/inner", op_type)]
 
 
 def test_input_declared_in_value_info_but_produced_by_nothing():
