@@ -48,7 +48,7 @@ def run_tensors(size: int, repeats: int) -> None:
                     f"{t_ours * 1e3:8.2f} {t_np * 1e3:8.2f}  {t_np / t_ours:7.1f}x  {same}   "
                     f"(first call {first:.2f} s)"
                 )
-    x = np.array([[1.0, np.nan, 3.0, 3.0], [-0.0, 0.0, -1.0, np.nan]], dtype=np.float32)
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [-1.0, 0.0, -0.0, -1.0]], dtype=np.float32)
     print("\nONNX semantics on", x.tolist(), "(NaN wins, -0.0 == +0.0)")
     for op, ours_fn, _, _ in _OPERATORS:
         first, last = ours_fn(x, 1, 0).tolist(), ours_fn(x, 1, 0, 1).tolist()
