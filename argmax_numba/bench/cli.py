@@ -176,15 +176,14 @@ def run_table(args, settings: Settings, argmax) -> tuple[list, int]:
         least = f"{FLUSH_FROM_BYTES / MIB:g} MiB"
         print(f"before each sample of an input of {least} or more: {size / MIB:.0f} MiB read")
     print(table_header(), flush=True)
+    argmin = _our_argmin()
     rows = []
     for _, group in group_by_input(cases):
         x = make_input(group[0])
         for case in group:
             repeats = settings.small_repeats if case.small else settings.repeats
             before = flush if case.nbytes >= FLUSH_FROM_BYTES else None
-            rows.append(
-                measure(case, x, argmax, repeats, settings.sample_seconds, before, _our_argmin())
-            )
+            rows.append(measure(case, x, argmax, repeats, settings.sample_seconds, before, argmin))
             print(table_row(rows[-1]), flush=True)
         del x
     return rows, size

@@ -101,7 +101,7 @@ def _key_function(kind: int, itemsize: int):
     inf, mask = FLOAT_BITS[kind.format]
     magnitude, above_inf, zero = width(mask), width(inf + 1), width(0)
     negative_inf = width(inf - (1 << (8 * itemsize - 1)))  # -inf's bits, as signed
-    sign = width(-(1 << (8 * itemsize - 1)) if flip else 0)  # the sign bit, or nothing
+    sign = width(flip - (1 << (8 * itemsize)) if flip else 0)  # the sign bit, as signed
 
     def key(v):
         # The magnitude, every NaN's made the one above +inf's, negated for the negative
