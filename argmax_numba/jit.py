@@ -7,11 +7,12 @@ decides the output's rank, so it must be a compile-time constant; ``axis`` and
 if it is not), so a Fortran-ordered or strided argument costs one copy here, unlike from
 Python.
 
-On the fast tier the kernels are called through addresses kept in a table
-(``runtime.table``), not linked into the user's function, which keeps its first compile
-short (docs/performance.md, "Compiled callers' first compile"); users' code holds no
-address of the running process, so their functions can be cached on disk. On the
-portable tier the user's function calls the portable kernels (``kernels.portable``).
+On the fast tier the plan and the kernels are called through addresses kept in a
+table (``runtime.table``), not linked into the user's function, and a kernel is compiled
+when a call first runs it, which keeps the function's first compile short
+(docs/performance.md, "Compiled callers' first compile"); users' code holds no address of
+the running process, so their functions can be cached on disk. On the portable tier the
+user's function calls the portable kernels (``kernels.portable``).
 """
 
 from __future__ import annotations
@@ -22,15 +23,15 @@ import sys
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import intrinsic, overload
 
 from . import tiers
 from .api import argmax, argmin
 from .dtypes import Extreme, kernel_view
 from .kernels.portable import portable_kernels
-from .planning import plan, serial
+from .planning import serial
 from .tiers import Tier
 
 __all__: list[str] = []
@@ -51,45 +52,48 @@ _ADVISE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", 
 
 
 @intrinsic
-def _advise_huge_pages(typingctx, array):
-    """``madvise(MADV_HUGEPAGE)`` on the whole pages of ``array``'s buffer (``_output``
-    calls it for large arrays only)."""
+def _output(typingctx, size):
+    """A new int64 array of ``size`` elements; a large one starts at a huge page and is
+    advised to huge pages (``madvise(MADV_HUGEPAGE)`` on its whole pages). Made in a few
+    LLVM instructions, not numba's ``np.empty`` and slicing, which would be compiled into
+    every caller (docs/performance.md, "Compiled callers' first compile")."""
+    if not isinstance(size, types.Integer):
+        raise errors.TypingError("_output(): takes an integer size")
 
     def codegen(context, builder, sig, args):
-        if not _ADVISE:
-            return context.get_dummy_value()
-        a = context.make_array(sig.args[0])(context, builder, args[0])
+        from .runtime.arrays import new_vector, populate_array  # the fast tier's only
+
         i64, i32, i8p = ir.IntType(64), ir.IntType(32), ir.IntType(8).as_pointer()
-        madvise = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(i32, [i8p, i64, i32]), "madvise"
+        n = context.cast(builder, args[0], sig.args[0], types.int64)
+        large = builder.icmp_signed(">=", n, i64(HUGE_PAGE_BYTES // 8))
+        # A large buffer has room to start at the next huge page after its first bytes.
+        room = builder.select(large, i64(ALIGN_BYTES // 8), i64(0))
+        buffer = context.make_array(types.Array(types.int64, 1, "C"))(
+            context, builder, new_vector(context, builder, types.int64, builder.add(n, room))
         )
+        start = builder.ptrtoint(buffer.data, i64)
+        aligned = builder.and_(builder.add(start, i64(ALIGN_BYTES - 1)), i64(-ALIGN_BYTES))
+        first = builder.select(large, aligned, start)
+        if _ADVISE:
+            madvise = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(i32, [i8p, i64, i32]), "madvise"
+            )
+            with builder.if_then(large):
+                end = builder.and_(builder.add(first, builder.mul(n, i64(8))), i64(-4096))
+                length = builder.sub(end, first)
+                builder.call(madvise, [builder.inttoptr(first, i8p), length, i32(_MADV_HUGEPAGE)])
+        out = context.make_array(sig.return_type)(context, builder)
+        populate_array(
+            out,
+            data=builder.inttoptr(first, buffer.data.type),
+            shape=[n],
+            strides=[i64(8)],
+            itemsize=i64(8),
+            meminfo=buffer.meminfo,
+        )
+        return out._getvalue()
 
-        def const(value):
-            return ir.Constant(i64, value)
-
-        start = builder.ptrtoint(a.data, i64)
-        end = builder.add(start, builder.mul(a.nitems, a.itemsize))
-        first = builder.and_(builder.add(start, const(4095)), const(-4096))  # whole pages
-        stop = builder.and_(end, const(-4096))
-        with builder.if_then(builder.icmp_unsigned(">", stop, first)):
-            advice = ir.Constant(i32, _MADV_HUGEPAGE)
-            builder.call(madvise, [builder.inttoptr(first, i8p), builder.sub(stop, first), advice])
-        return context.get_dummy_value()
-
-    return types.none(array), codegen
-
-
-@register_jitable
-def _output(size):
-    """A new int64 array of ``size`` elements, its large ones advised to huge pages and
-    starting at one."""
-    if size * 8 < HUGE_PAGE_BYTES:
-        return np.empty(size, np.int64)
-    buf = np.empty(size + ALIGN_BYTES // 8, np.int64)
-    skip = (-buf.ctypes.data) % ALIGN_BYTES // 8
-    out = buf[skip : skip + size]
-    _advise_huge_pages(out)
-    return out
+    return types.Array(types.int64, 1, "C")(size), codegen
 
 
 def _literal_flag(value, name: str, op: str, *, required: bool) -> int | None:
@@ -134,6 +138,9 @@ def _typed(extreme: Extreme):
             kind, view_dtype = kernel_view(_numpy_dtype(data.dtype, op), extreme)
         except TypeError as exc:
             raise errors.TypingError(str(exc)) from None
+        # The fast kernels read the input as it is: only float16 and bfloat16, which
+        # compiled code does not take, are read through a view of another dtype.
+        assert view_dtype == _numpy_dtype(data.dtype, op), (data.dtype, view_dtype)
         if not isinstance(axis, (types.Integer, types.Omitted, int)) or isinstance(
             axis, types.Boolean
         ):
@@ -147,7 +154,9 @@ def _typed(extreme: Extreme):
         extents = _extents(op)
         if tiers.current() is Tier.FAST:
             try:
-                return _fast_impl(ndim, keep, last, int(kind), view_dtype, extents)
+                return _fast_impl(
+                    ndim, keep, last, int(kind), view_dtype, extents, data.layout == "C"
+                )
             except Exception as exc:  # the checks above passed: the fast tier itself failed
                 tiers.fall_back(exc)
         return _portable_impl(ndim, keep, int(kind), view_dtype, extents)
@@ -161,47 +170,91 @@ overload(argmin, prefer_literal=True)(_typed(Extreme.MIN))
 
 @functools.cache
 def _extents(op: str):
-    """A compiled ``extents(shape, axis, ndim)`` for ``op`` (named in its errors)."""
+    """An intrinsic ``extents(shape, axis)`` for ``op`` (named in its errors):
+    ``(ax, outer, n, inner)``, ``axis`` made non-negative and the input of ``shape`` seen
+    as ``(outer, n, inner)`` with the reduced axis in the middle; a ValueError for an
+    axis out of range or an empty reduced axis. Emitted as a few instructions rather
+    than a function of its own, each of which adds to a caller's first compile
+    (docs/performance.md, "Compiled callers' first compile")."""
     out_of_range = f"{op}: axis is out of range for the input's rank"
     empty = f"{op}: the reduced axis is empty"
 
-    def extents(shape, axis, ndim):
-        # ``(ax, outer, n, inner)``: ``axis`` made non-negative, and the input of
-        # ``shape`` seen as ``(outer, n, inner)`` with the reduced axis in the middle.
-        ax = axis + ndim if axis < 0 else axis
-        if ax < 0 or ax >= ndim:
-            raise ValueError(out_of_range)
-        outer = 1
-        inner = 1
-        for i in range(ndim):
-            if i < ax:
-                outer *= shape[i]
-            elif i > ax:
-                inner *= shape[i]
-        n = shape[ax]
-        if n == 0:
-            raise ValueError(empty)
-        return ax, outer, n, inner
+    @intrinsic
+    def extents(typingctx, shape, axis):
+        if not (
+            isinstance(shape, types.UniTuple)
+            and isinstance(axis, (types.Integer, types.Omitted, int))
+        ):
+            raise errors.TypingError("extents(): takes a shape and an integer axis")
+        ndim = shape.count
 
-    return register_jitable(extents)
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            if isinstance(sig.args[1], types.Integer):
+                given = context.cast(builder, args[1], sig.args[1], types.int64)
+            else:  # the default, a constant
+                given = i64(getattr(sig.args[1], "value", sig.args[1]))
+            ax = builder.select(
+                builder.icmp_signed("<", given, i64(0)), builder.add(given, i64(ndim)), given
+            )
+            outside = builder.or_(
+                builder.icmp_signed("<", ax, i64(0)), builder.icmp_signed(">=", ax, i64(ndim))
+            )
+            with builder.if_then(outside, likely=False):
+                context.call_conv.return_user_exc(builder, ValueError, (out_of_range,))
+            outer, n, inner = i64(1), i64(0), i64(1)
+            for i in range(ndim):
+                extent = context.cast(
+                    builder, builder.extract_value(args[0], i), shape.dtype, types.int64
+                )
+                before = builder.icmp_signed("<", i64(i), ax)
+                after = builder.icmp_signed(">", i64(i), ax)
+                outer = builder.mul(outer, builder.select(before, extent, i64(1)))
+                inner = builder.mul(inner, builder.select(after, extent, i64(1)))
+                n = builder.select(builder.icmp_signed("==", i64(i), ax), extent, n)
+            with builder.if_then(builder.icmp_signed("==", n, i64(0)), likely=False):
+                context.call_conv.return_user_exc(builder, ValueError, (empty,))
+            return context.make_tuple(builder, sig.return_type, [ax, outer, n, inner])
+
+        return types.UniTuple(types.int64, 4)(shape, axis), codegen
+
+    return extents
 
 
 @functools.cache
-def _result_shape(ndim: int, keep: int):
-    """A compiled ``result_shape(shape, ax)``: the shape of the result of reducing axis
-    ``ax`` of an input of ``shape`` (rank ``ndim``), a tuple of static length, written
-    out for each axis (numba slices tuples only at constant positions)."""
-    lines = ["def result_shape(shape, ax):", "    one = shape[0] - shape[0] + 1"]
-    for ax in range(ndim):
-        dims = [f"shape[{i}]" for i in range(ndim) if i != ax]
-        if keep:
-            dims.insert(ax, "one")
-        lines.append(f"    if ax == {ax}:")
-        lines.append(f"        return ({''.join(d + ', ' for d in dims)})")
-    lines.append(f"    return ({''.join('one, ' for _ in range(ndim if keep else ndim - 1))})")
-    namespace: dict = {}
-    exec("\n".join(lines), namespace)
-    return njit(inline="always")(namespace["result_shape"])
+def _result_shape(keep: int):
+    """An intrinsic ``result_shape(shape, ax)``: the shape of the result of reducing axis
+    ``ax`` (a valid one) of an input of ``shape``, a tuple of static length, with a 1 in
+    place of that axis where ``keep``. (numba slices tuples only at constant positions;
+    a few instructions here compile faster than a loop over an array of extents.)"""
+
+    @intrinsic
+    def result_shape(typingctx, shape, ax):
+        if not (isinstance(shape, types.UniTuple) and isinstance(ax, types.Integer)):
+            raise errors.TypingError("result_shape(): takes a shape and an integer axis")
+        ndim = shape.count
+        rank = ndim if keep else ndim - 1
+
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            axis = context.cast(builder, args[1], sig.args[1], types.int64)
+            extents = [
+                context.cast(builder, builder.extract_value(args[0], i), shape.dtype, types.int64)
+                for i in range(ndim)
+            ]
+            dims = []
+            for j in range(rank):
+                if keep:  # the input's extent, or 1 at the axis
+                    at_axis = builder.icmp_signed("==", i64(j), axis)
+                    dims.append(builder.select(at_axis, i64(1), extents[j]))
+                else:  # the input's extent j before the axis, j + 1 from it on
+                    before = builder.icmp_signed("<", i64(j), axis)
+                    dims.append(builder.select(before, extents[j], extents[j + 1]))
+            return context.make_tuple(builder, sig.return_type, dims)
+
+        return types.UniTuple(types.int64, rank)(shape, ax), codegen
+
+    return result_shape
 
 
 def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extents):
@@ -212,12 +265,14 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
     kernels = portable_kernels(kind, itemsize)
     rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
     middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
-    result_shape = _result_shape(ndim, keep)
+    result_shape = _result_shape(keep)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
-        ax, outer, n, inner = extents(data.shape, axis, ndim)
+        ax, outer, n, inner = extents(data.shape, axis)
         last = select_last_index != 0
-        out = _output(outer * inner)  # every element is written below
+        # Every element is written below. (numpy's own allocation: the portable tier
+        # leaves out the huge-page advice of ``_output``, made of numba's internals.)
+        out = np.empty(outer * inner, np.int64)
         if outer * inner > 0:
             view = np.ascontiguousarray(data).view(read_type)
             parallel = not serial(outer, n, inner, itemsize)
@@ -238,43 +293,35 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
     return impl
 
 
-def _fast_impl(ndim: int, keep: int, last: int | None, kind: int, view_dtype: np.dtype, extents):
+def _fast_impl(
+    ndim: int, keep: int, last: int | None, kind: int, view_dtype: np.dtype, extents, is_c: bool
+):
     """The implementation on the fast tier: the plan's kernel run through the address
-    table (its modules imported only where the fast tier runs)."""
-    from .runtime.arrays import c_view, to_fixed_tuple
-    from .runtime.calls import thread_count
-    from .runtime.table import BOTH, run_plan
+    table (its modules imported only where the fast tier runs). ``is_c``: whether the
+    input's type is a C-contiguous array."""
+    from .runtime.arrays import c_view
+    from .runtime.table import BOTH, planned, run_plan
 
     # The tasks for the one ``last`` the code can take, where that is a constant.
     lasts = BOTH if last is None else last
-    out_ndim = ndim if keep else ndim - 1
-    view_type = view_dtype.type
     itemsize = view_dtype.itemsize
+    result_shape = _result_shape(keep)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
-        ax, outer, n, inner = extents(data.shape, axis, ndim)
+        ax, outer, n, inner = extents(data.shape, axis)
         shape = data.shape
         last = np.int64(1 if select_last_index else 0)
         out = _output(outer * inner)  # every element is written below
         if outer * inner > 0:
-            view = np.ascontiguousarray(data).view(view_type)
-            parallel = not serial(outer, n, inner, itemsize)
-            chosen = plan(outer, n, inner, itemsize, thread_count() if parallel else 1)
+            # (Its dtype is the kernels' view's; a C array is taken as it is, which
+            # spares compiling ``np.ascontiguousarray`` for the most common layout.)
+            view = data if is_c else np.ascontiguousarray(data)
+            chosen = planned(outer, n, inner, itemsize)
             if inner == 1:  # ``plan`` chose a row kernel
-                args = (c_view(view, 0, (outer, n)), out, last)
-                run_plan(args, chosen, kind, parallel, lasts)
+                run_plan((c_view(view, 0, (outer, n)), out, last), chosen, kind, lasts)
             else:
                 x3, o2 = c_view(view, 0, (outer, n, inner)), c_view(out, 0, (outer, inner))
-                run_plan((x3, o2, last), chosen, kind, parallel, lasts)
-        dims = np.empty(out_ndim, np.int64)
-        j = 0
-        for i in range(ndim):
-            if i != ax:
-                dims[j] = shape[i]
-                j += 1
-            elif keep:
-                dims[j] = 1
-                j += 1
-        return c_view(out, 0, to_fixed_tuple(dims, out_ndim))
+                run_plan((x3, o2, last), chosen, kind, lasts)
+        return c_view(out, 0, result_shape(shape, ax))
 
     return impl

@@ -11,7 +11,8 @@ must), with the ratios of ours to each of the first three, to read plus write an
 the pass, and of the pass to the read bound: where that is above the target, no
 implementation can meet it. Each row also times the portable tier and our ArgMin
 (``argmax_numba.argmin``) on the same input, as ratios to ours. Then optional sections:
-calls from ``@njit`` code, peak memory, start-up time, and dask. A summary lists what
+calls from ``@njit`` code, peak memory, start-up time, the first call of users'
+``@njit`` functions that call ``argmax`` (``callers``), and dask. A summary lists what
 misses its target. ``--quick`` is a short run on smaller inputs; ``--help`` lists the
 rest.
 
@@ -34,7 +35,7 @@ from .subproc import STARTUP_LAYOUTS
 __all__ = ["main"]
 
 MIB = 1 << 20
-SECTIONS = ("njit", "memory", "startup", "dask")
+SECTIONS = ("njit", "memory", "startup", "callers", "dask")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Settings:
     cold_runs: int
     warm_runs: int
     startup_layouts: int
+    caller_runs: int
 
     @classmethod
     def from_args(cls, args) -> Settings:
@@ -63,6 +65,7 @@ class Settings:
             cold_runs=1 if args.quick else 2,
             warm_runs=1 if args.quick else 5,
             startup_layouts=1 if args.quick else len(STARTUP_LAYOUTS),
+            caller_runs=1 if args.quick else 3,
         )
 
     @property
@@ -191,6 +194,7 @@ def run_table(args, settings: Settings, argmax) -> tuple[list, int]:
 
 def run_sections(args, settings: Settings, argmax) -> tuple[dict, list]:
     """The optional sections that are switched on; their data and target checks."""
+    from .callers import callers_section
     from .sections import dask_section, njit_section
     from .subproc import memory_section, startup_section
 
@@ -201,6 +205,7 @@ def run_sections(args, settings: Settings, argmax) -> tuple[dict, list]:
         "startup": lambda: startup_section(
             settings.cold_runs, settings.warm_runs, settings.startup_layouts
         ),
+        "callers": lambda: callers_section(settings.caller_runs),
         "dask": lambda: dask_section(*settings.dask_shape, settings.repeats),
     }
     for name in SECTIONS:

@@ -22,6 +22,7 @@ __all__ = [
     "launch_threads",
     "native_call",
     "native_status",
+    "native_value",
     "task_address",
     "thread_count",
     "thread_count_ir",
@@ -51,6 +52,18 @@ def native_status(context, builder, address, arg_types: tuple, values: list):
     function = builder.inttoptr(address, fnty.as_pointer())
     status, _ = context.call_conv.call_function(builder, function, types.none, arg_types, values)
     return status
+
+
+def native_value(context, builder, address, return_type, arg_types: tuple, values: list):
+    """``native_call`` of a function that returns a value of ``return_type``: the value."""
+    fnty = context.call_conv.get_function_type(return_type, arg_types)
+    function = builder.inttoptr(address, fnty.as_pointer())
+    status, value = context.call_conv.call_function(
+        builder, function, return_type, arg_types, values
+    )
+    with builder.if_then(status.is_error, likely=False):
+        context.call_conv.return_status_propagate(builder, status)
+    return value
 
 
 def task_address(task, arg_types: tuple) -> int:

@@ -459,9 +459,10 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
             builder.store(run.search(matches, last_value, builder.load(b_ptr)), at_ptr)
 
         def lanes_equal_to(target):
-            # (of the bits as ordered: flipped, for ArgMin's kinds)
-            equal = equal_to(builder, target, lanes)
-            return lambda v: equal(ordered_ir(builder, v, kind_value))
+            # The lanes whose bits as ordered (flipped, for ArgMin's kinds) are
+            # ``target``: whose bits are ``target`` flipped back, once (a flip is its own
+            # inverse), rather than each element's flipped.
+            return equal_to(builder, ordered_ir(builder, target, kind_value), lanes)
 
         cmp = builder.icmp_unsigned if unsigned else builder.icmp_signed
         with builder.if_then(cmp(">=" if last_value else ">", top, floor_key)):

@@ -25,7 +25,7 @@ from .ir import (
     splat,
     vector_at,
 )
-from .keys import is_integer, lowest_key
+from .keys import is_integer, lowest_key, ordered_ir
 from .lanes import constants_of, int64_constant, lanes_of
 
 __all__ = [
@@ -193,15 +193,17 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
         tops = builder.bitcast(tops_at, ity.as_pointer())
 
         # Each row's keys compared with its maximum: the first (last) lane that holds it.
+        # An integer's key is its bits, flipped for ArgMin's kinds (a flip is its own
+        # inverse), so integer rows are read again and compared as they are, with their
+        # maximum flipped back once: no flip per element.
         with cgutils.for_range_slice(builder, zero, rows, one) as (r, _):
+            top = builder.load(builder.gep(tops, [r]))
             if again:
-                keys = key_ir(
-                    builder, load_row(builder.add(first_row, builder.mul(r, n))), kind_value
-                )
+                keys = load_row(builder.add(first_row, builder.mul(r, n)))
+                top = ordered_ir(builder, top, kind_value)
             else:
                 keys = builder.load(builder.gep(kept, [r]))
-            is_top = equal_to(builder, builder.load(builder.gep(tops, [r])), lanes)
-            hits = builder.and_(is_top(keys), in_row)
+            hits = builder.and_(equal_to(builder, top, lanes)(keys), in_row)
             at = lane_of(builder, builder.bitcast(hits, mty), is_last)
             builder.store(at, builder.gep(out_struct.data, [builder.add(args[1], r)]))
         return context.get_dummy_value()

@@ -50,6 +50,7 @@ def test_quick_table_has_finite_ratios(tmp_path, capsys):
         "--no-njit",
         "--no-memory",
         "--no-startup",
+        "--no-callers",
         "--no-dask",
         "--markdown",
     )
@@ -91,6 +92,7 @@ def test_filters_and_njit_section(tmp_path):
         "axis-mid",
         "--no-memory",
         "--no-startup",
+        "--no-callers",
         "--no-dask",
     )
     assert [(r["dtype"], r["case"]) for r in doc["rows"]] == [("bfloat16", "axis-mid")] * 2
@@ -115,7 +117,8 @@ def test_inputs_of_a_mib_or_more_are_timed_after_a_flush(tmp_path, capsys):
     path = tmp_path / "bench.json"
     out = bench.main(
         [*TINY[:1], "--size-mib", "1", "--repeats", "2", "--dtype", "float32"]
-        + ["--case", "axis-last", "--no-njit", "--no-memory", "--no-startup", "--no-dask"]
+        + ["--case", "axis-last", "--no-njit", "--no-memory", "--no-startup", "--no-callers"]
+        + ["--no-dask"]
         + ["--json", str(path)]
     )
     text = capsys.readouterr().out
@@ -166,6 +169,7 @@ def test_plot_is_written(tmp_path):
         "--no-njit",
         "--no-memory",
         "--no-startup",
+        "--no-callers",
         "--no-dask",
     )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -184,6 +188,15 @@ def test_subprocess_sections(tmp_path):
     pairs = [w["import"] + w["first"] for w in startup["warm"]]
     assert len(pairs) == 1
     assert startup["warm_above_floor"] == pytest.approx(pairs[0] - startup["numba_floor"])
+    # The compiled callers, each checked against numpy in its child: one run of each
+    # (--quick) in each state of the cache.
+    callers = doc["sections"]["callers"]
+    for state in ("empty", "kernels", "cached"):
+        assert {name: len(v) for name, v in callers["runs"][state].items()} == {
+            "ours": 1,
+            "numpy": 1,
+            "bare": 1,
+        }
 
 
 def test_startup_counts_the_median_of_each_layouts_warm_runs(monkeypatch):

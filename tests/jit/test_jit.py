@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import functools
+import ctypes
 import itertools
 import os
 import shutil
@@ -19,6 +19,7 @@ from numba.core.errors import TypingError
 import argmax_numba
 import argmax_numba.planning as planning
 from argmax_numba import argmax, argmin
+from argmax_numba.dtypes import kernel_view
 from argmax_numba.planning import Kernel
 from argmax_numba.runtime import table as _task_table
 
@@ -280,6 +281,10 @@ def test_user_function_is_cached_on_disk(tmp_path):
     assert "cached by another version of argmax-numba" in out, out
 
 
+@pytest.mark.skipif(
+    argmax_numba.kernel_tier() != "fast",
+    reason="the fast tier's output; the portable tier allocates with numpy's np.empty",
+)
 def test_large_output_in_compiled_code():
     # Outputs from 4 MiB on get huge pages in compiled code, as numpy's own do, and
     # start at one: numba's runtime writes the first bytes of a new buffer before the
@@ -315,27 +320,87 @@ def test_blocks_loaded_a_piece_a_row():
     _variants_match(x, 1)
 
 
-@pytest.mark.skipif(
+# An input of each kernel's, small: (dtype, (outer, n, inner)), reduced along axis 1.
+KERNEL_INPUTS = {
+    Kernel.ROWS: ("int8", (1, 257, 1)),
+    Kernel.ROW_PIECES: ("int8", (1, 1 << 20, 1)),
+    Kernel.SHORT_ROWS: ("int8", (3, 2, 1)),
+    Kernel.GROUP_ROWS: ("int8", (3, 1, 1)),
+    Kernel.CHUNK_ROWS: ("int8", (64, 257, 1)),
+    Kernel.COLS: ("int8", (1, 3, 64)),
+    Kernel.SIDE_COLS: ("int8", (4, 4096, 2)),
+    Kernel.BLOCK_COLS: ("int8", (1, 16, 16)),
+    Kernel.EACH_COLS: ("int8", (1, 3, 5)),
+    Kernel.EACH_SHORT_COLS: ("int8", (1, 3, 2)),
+    Kernel.EACH_WIDE_COLS: ("float32", (1, 3, 3)),
+    Kernel.NARROW: ("int8", (1, 64, 64)),
+}
+
+
+@njit
+def middle_axis(x, last):
+    return argmax(x, 1, 0, last)
+
+
+fast_only = pytest.mark.skipif(
     argmax_numba.kernel_tier() != "fast",
     reason="the fast tier's address table; compiled callers on the portable tier call the "
     "portable kernels by name (test_portable_tier_from_compiled_code)",
 )
-def test_compiled_code_reaches_every_kernel():
-    # The overload picks a layout's kernel at run time, a branch each; a layout whose
-    # branch went missing would run another kernel, with the same results (only slower),
-    # so results alone do not show it. A compiled function's reload list fills the table
-    # slots of every kernel it can run, for each ``last`` its calls take: 0, 1 and both
-    # (the four call forms of ``variants``, compiled for int8 by the tests above).
-    x = np.zeros((3, 4, 5), np.int8)
-    variants(x, 1, True)
-    signature = tuple(numba.typeof(v) for v in (x, 1, True))
-    fills = {
-        (f.args[0], f.args[5])
-        for f in variants.overloads[signature].library._reload_init
-        if isinstance(f, functools.partial) and f.func is _task_table.fill
-    }
-    lasts = (0, 1, _task_table.BOTH)
-    assert fills == set(itertools.product([int(k) for k in Kernel], lasts))
+
+
+def _empty_table() -> None:
+    ctypes.memset(_task_table._TABLE, 0, ctypes.sizeof(_task_table._TABLE))
+
+
+@fast_only
+def test_a_call_compiles_its_own_kernel_only():
+    # A compiled caller finds its kernels' addresses in a table, and fills a slot the
+    # first time a call needs it: each kernel's input fills its driver's slot (serial or
+    # parallel) and the slot of its task for the ``last`` it takes, and no other (a
+    # branch that ran another kernel would give the same results, only slower).
+    rng = np.random.default_rng(12)
+    threads = numba.get_num_threads()
+    assert set(KERNEL_INPUTS) == set(Kernel)
+    for kernel, (name, shape) in KERNEL_INPUTS.items():
+        dtype = np.dtype(name)
+        parallel = not planning.serial(*shape, dtype.itemsize)
+        assert planning.plan(*shape, dtype.itemsize, threads if parallel else 1).kernel == kernel
+        x = random_tensor(dtype, shape, rng, special=0.2)
+        kind = kernel_view(dtype)[0]
+        for last in (0, 1):
+            _empty_table()
+            got = middle_axis(x, bool(last))
+            np.testing.assert_array_equal(got, onnx_argmax(x, 1, 0, last), err_msg=kernel.name)
+            filled = {i for i, address in enumerate(_task_table._TABLE) if address}
+            assert _task_table.PLAN_SLOT in filled
+            role = _task_table.PARALLEL if parallel else _task_table.SERIAL
+            task = _task_table.TASK_LAST if last else _task_table.TASK_FIRST
+            want = {_task_table.SlotKey(kernel, kind, dtype, True, r) for r in (role, task)}
+            got_keys = {_task_table.slot_key(i) for i in filled - {_task_table.PLAN_SLOT}}
+            assert got_keys == want, kernel.name
+
+
+@fast_only
+def test_a_kernel_that_fails_to_build_in_compiled_code(monkeypatch):
+    # Where filling a slot fails, the compiled caller raises a RuntimeError that says
+    # what to do, after the one warning; Python calls go on with the portable kernels.
+    from argmax_numba import api, tiers
+
+    def broken(slot):
+        raise RuntimeError("an internal moved")
+
+    monkeypatch.setattr(tiers.STATE, "tier", tiers.Tier.FAST)
+    monkeypatch.setattr(tiers.STATE, "warned", False)
+    monkeypatch.setattr(api, "_PLANS", {})
+    monkeypatch.setattr(_task_table, "_address", broken)
+    _empty_table()
+    x = np.random.default_rng(13).standard_normal((30, 7)).astype(np.float32)
+    with pytest.warns(RuntimeWarning, match="the fast kernels failed .*an internal moved"):
+        with pytest.raises(RuntimeError, match="ARGMAX_NUMBA_TIER=portable"):
+            keep_first(x, 1)
+    assert argmax_numba.kernel_tier() == "portable"
+    np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
 
 
 PORTABLE_CALLERS = """
@@ -386,7 +451,9 @@ for dtype, shape in itertools.product(
     if x.dtype.kind == "f":
         x.flat[:: 7] = np.nan
         x.flat[3:: 11] = -0.0
-    for layout in (x, np.asfortranarray(x), x[..., ::-1]):
+    # Every layout of float32; int8 in C order (each layout compiles every caller again).
+    layouts = (x, np.asfortranarray(x), x[..., ::-1]) if x.dtype.kind == "f" else (x,)
+    for layout in layouts:
         for axis in range(-x.ndim, x.ndim):
             for last in (0, 1):
                 got = varying(layout, axis, last)
@@ -407,9 +474,9 @@ print("ok")
 def test_portable_tier_from_compiled_code():
     # A process on the portable tier: users' compiled functions call the portable
     # kernels, on a float and an integer dtype (each compiles every caller again; the
-    # portable tier's run of this module covers the others), every layout, axis and
-    # ``select_last_index`` (constant or not), and from inside a prange loop; argmin on
-    # C-ordered inputs of two and three dimensions.
+    # portable tier's run of this module covers the others), every layout (the integer
+    # in C order), axis and ``select_last_index`` (constant or not), and from inside a
+    # prange loop; argmin on C-ordered inputs of two and three dimensions.
     env = {**os.environ, "ARGMAX_NUMBA_TIER": "portable", "PYTHONPATH": ROOT}
     proc = subprocess.run(
         [sys.executable, "-c", PORTABLE_CALLERS],

@@ -19,13 +19,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CHECK = textwrap.dedent(
     """
     import numpy as np
+    from numba import njit
     from argmax_numba import argmax
+
+    @njit
+    def predict(s, axis):  # a user's compiled caller, compiled by each process at once
+        return argmax(s, axis, 0, 0)
+
     x = np.random.default_rng(0).standard_normal((300, 200)).astype(np.float32)
     x[5, 7] = np.nan
     for axis in (0, 1):
         want = np.argmax(x, axis)
         assert (argmax(x, axis, 0) == want).all(), axis
         assert (argmax(x[:20, :30], axis, 0) == np.argmax(x[:20, :30], axis)).all()
+        assert (predict(x, axis) == want).all(), axis
+        assert (predict(x[:, :30], axis) == np.argmax(x[:, :30], axis)).all(), axis
     import argmax_numba.kernels.registry as k
     print("ok", k.KERNELS[(3, True)][k.Kernel.ROWS].driver.stats.cache_path)
     """
@@ -53,6 +61,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_four_processes_on_an_empty_cache(tmp_path):
+    # Python callers and compiled callers alike, four processes compiling at once.
     env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT)
     procs = [
         subprocess.Popen(

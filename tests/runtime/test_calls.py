@@ -21,11 +21,11 @@ from numba.extending import intrinsic
 from argmax_numba.dtypes import KeyKind, kernel_view
 from argmax_numba.kernels import registry
 from argmax_numba.kernels.registry import KERNELS
-from argmax_numba.planning import Kernel, Plan
+from argmax_numba.planning import Kernel
 from argmax_numba.runtime import table
 from argmax_numba.runtime.calls import task_address
 from argmax_numba.runtime.parallel import parallel_tasks, serial_tasks
-from argmax_numba.runtime.table import run_plan
+from argmax_numba.runtime.table import planned, run_plan
 
 # These tests check the fast kernels: they run on them whatever tier the process chose.
 pytestmark = pytest.mark.usefixtures("fast_tier")
@@ -85,17 +85,24 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable, parallel):
         assert python_types == kernel.driver_types(view_dtype, writeable), kernel.driver
 
 
+_SLOT_PARTS = (
+    Kernel,
+    KeyKind,
+    table._VIEWS,
+    (False, True),
+    (table.TASK_FIRST, table.TASK_LAST, table.SERIAL, table.PARALLEL),
+)
+
+
 def test_table_slots_are_distinct():
-    combos = itertools.product(
-        Kernel,
-        KeyKind,
-        table._VIEWS,
-        (False, True),
-        (table.TASK_FIRST, table.TASK_LAST, table.SERIAL, table.PARALLEL),
-    )
+    combos = itertools.product(*_SLOT_PARTS)
     slots = [table._slot(*c) for c in combos]
     assert len(set(slots)) == len(slots) == table._SLOTS
     assert min(slots) == 0 and max(slots) == table._SLOTS - 1
+    # ``fill_slots`` finds what a slot holds from its number alone.
+    for combo, slot in zip(itertools.product(*_SLOT_PARTS), slots, strict=True):
+        assert tuple(table.slot_key(slot)) == combo
+    assert table.PLAN_SLOT not in slots
 
 
 def test_run_plan_checks_argument_types():
@@ -103,7 +110,7 @@ def test_run_plan_checks_argument_types():
 
     @numba.njit
     def wrong_last(x, out):
-        run_plan((x, out, np.int32(0)), Plan(Kernel.ROWS, 0, 0, 0), kind, False, 0)
+        run_plan((x, out, np.int32(0)), planned(3, 4, 1, 4), kind, 0)
 
     x = np.zeros((3, 4), np.float32)
     with pytest.raises(numba.core.errors.TypingError, match="ROWS takes"):
