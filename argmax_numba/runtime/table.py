@@ -72,6 +72,8 @@ BOTH = 2
 # The key kinds, ArgMax's and ArgMin's, in slot order.
 _KINDS = tuple(KeyKind)
 _SLOTS = len(Kernel) * len(_KINDS) * len(_VIEWS) * 2 * _ROLES
+# The distance between the slots of two kernels of the same key kind, dtype and role.
+_KERNEL_STRIDE = _SLOTS // len(Kernel)
 # The slot after the kernels' holds ``planned``'s function.
 PLAN_SLOT = _SLOTS
 _TABLE_SIZE = _SLOTS + 1
@@ -88,6 +90,15 @@ class SlotKey(NamedTuple):
     dtype: np.dtype  # of the view the kernel reads
     writeable: bool
     role: int  # TASK_FIRST, TASK_LAST, SERIAL or PARALLEL
+
+
+def _by_call(codes: dict) -> dict[tuple[str, ...], list[Kernel]]:
+    """The kernels of ``codes`` grouped by the fields of the plan their drivers take
+    (drivers of a group are called alike)."""
+    groups: dict[tuple[str, ...], list[Kernel]] = {}
+    for k, code in codes.items():
+        groups.setdefault(code.shape.plan_args, []).append(k)
+    return groups
 
 
 def _slot(kernel: int, kind: int, dtype: np.dtype, writeable: bool, role: int) -> int:
@@ -289,17 +300,26 @@ def run_plan(typingctx, args, chosen, kind, lasts):
         }
         on = builder.icmp_signed("!=", fields["parallel"], i64(0))
         done = builder.append_basic_block("argmax_kernel_done")
-        for k, code in codes.items():
-            serial, par = (
-                i64(_slot(k, kind_value, dtype, writeable, r)) for r in (SERIAL, PARALLEL)
-            )
-            tasks = [i64(_slot(k, kind_value, dtype, writeable, role)) for role in roles]
-            with builder.if_then(builder.icmp_signed("==", fields["kernel"], i64(int(k)))):
-                driver_slot = builder.select(on, par, serial)
-                task_slot = tasks[0] if lasts_value != BOTH else builder.select(last, *tasks[::-1])
+        # A kernel's slots lie _KERNEL_STRIDE apart from the next kernel's: one branch
+        # for each way of calling a driver, its slots computed from the kernel's number.
+        kernel = fields["kernel"]
+        base = {r: _slot(0, kind_value, dtype, writeable, r) for r in (SERIAL, PARALLEL, *roles)}
+        offset = builder.mul(kernel, i64(_KERNEL_STRIDE))
+        for plan_args, group in _by_call(codes).items():
+            members = [builder.icmp_signed("==", kernel, i64(int(k))) for k in group]
+            with builder.if_then(functools.reduce(builder.or_, members)):
+                driver_base = builder.select(on, i64(base[PARALLEL]), i64(base[SERIAL]))
+                task_bases = [i64(base[role]) for role in roles]
+                task_base = (
+                    task_bases[0]
+                    if lasts_value != BOTH
+                    else builder.select(last, *task_bases[::-1])
+                )
+                driver_slot = builder.add(offset, driver_base)
+                task_slot = builder.add(offset, task_base)
                 table.fill(driver_slot, task_slot)
-                extra = [fields[name] for name in code.shape.plan_args]
-                driver_types = code.driver_types(dtype, writeable)
+                extra = [fields[name] for name in plan_args]
+                driver_types = codes[group[0]].driver_types(dtype, writeable)
                 call_args = [*values, *extra, table.load(task_slot)]
                 native_call(context, builder, table.load(driver_slot), driver_types, call_args)
                 builder.branch(done)

@@ -103,6 +103,11 @@ def test_table_slots_are_distinct():
     for combo, slot in zip(itertools.product(*_SLOT_PARTS), slots, strict=True):
         assert tuple(table.slot_key(slot)) == combo
     assert table.PLAN_SLOT not in slots
+    # A kernel's slots lie a fixed stride from the next kernel's (compiled callers
+    # compute them from the kernel's number).
+    for kernel, *rest in itertools.product(*_SLOT_PARTS):
+        want = table._slot(kernel, *rest)
+        assert int(kernel) * table._KERNEL_STRIDE + table._slot(0, *rest) == want
 
 
 def test_run_plan_checks_argument_types():
