@@ -26,7 +26,7 @@ import tempfile
 
 from .subproc import _child_env, _run_child
 
-__all__ = ["CALLERS", "callers_section"]
+__all__ = ["CALLERS", "callers_section", "write_callers"]
 
 EMPTY_RATIO_TARGET = 1.0
 CACHED_ABOVE_BARE_S = 0.5
@@ -70,6 +70,16 @@ print(json.dumps({"first": first, "right": bool(right)}))
 """
 
 
+def write_callers(folder: str, callers: dict[str, str] = CALLERS) -> None:
+    """The module ``caller_{name}_{cache}`` of each caller in ``folder``, ``cache`` 0 or 1
+    (``cache=True``)."""
+    for name, body in callers.items():
+        for cache in (False, True):
+            path = os.path.join(folder, f"caller_{name}_{int(cache)}.py")
+            with open(path, "w") as f:
+                f.write(_MODULE.format(cache=cache, body=body))
+
+
 def _first_call(folder: str, module: str, cache_dir: str) -> float:
     """One fresh process: the first call of ``module``'s ``predict`` (seconds)."""
     env = _child_env(NUMBA_CACHE_DIR=cache_dir)
@@ -91,11 +101,7 @@ def callers_section(runs: int):
         return dirs[-1]
 
     try:
-        for name, body in CALLERS.items():
-            for cache in (False, True):
-                path = os.path.join(folder, f"caller_{name}_{int(cache)}.py")
-                with open(path, "w") as f:
-                    f.write(_MODULE.format(cache=cache, body=body))
+        write_callers(folder)
         times: dict[str, dict[str, list[float]]] = {
             state: {name: [] for name in CALLERS} for state in ("empty", "kernels", "cached")
         }

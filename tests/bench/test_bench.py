@@ -177,7 +177,7 @@ def test_plot_is_written(tmp_path):
 
 @pytest.mark.slow
 def test_subprocess_sections(tmp_path):
-    doc = _run(tmp_path, "--case", "small-1000", "--dtype", "float32", "--no-njit", "--dask")
+    doc = _run(tmp_path, "--case", "small-1000", "--dtype", "float32", "--no-njit", "--no-callers")
     memory = doc["sections"]["memory"]
     assert set(memory) == {"C0", "C1", "C2", "F0", "F1", "F2"}
     assert all(m["extra"] >= 0 and m["out"] > 0 for m in memory.values())
@@ -280,3 +280,43 @@ def test_import_does_not_load_the_benchmark():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_callers_section_takes_the_medians_of_each_state(monkeypatch):
+    # Each caller's first call in each state of the cache, in turn; the section checks
+    # the medians against the targets (the children's times scripted here).
+    from argmax_numba.bench import callers
+
+    # Per caller, its first calls in order: empty cache, kernels cached, filling its own
+    # cache, loaded from it; the second round's all 0.01 s longer.
+    times = {"ours": [4.0, 1.1, 0.9, 0.7], "numpy": [8.0, 8.1, 0.9, 0.68], "bare": [0.7] * 4}
+    calls: list[str] = []
+
+    def first_call(folder, module, cache_dir):
+        name = module.split("_")[1]
+        calls.append(name)
+        return times[name][calls.count(name) - 1 & 3] + 0.01 * (len(calls) > 12)
+
+    monkeypatch.setattr(callers, "_first_call", first_call)
+    data, checks = callers.callers_section(runs=2)
+    assert calls[:4] == ["ours"] * 4 and len(calls) == 2 * 3 * 4
+    med = data["medians"]
+    assert med["empty"]["ours"] == pytest.approx(4.005)
+    assert med["kernels"]["bare"] == pytest.approx(0.705)
+    passed = {name.split(":")[0].split(", ")[1]: ok for name, ok, _ in checks}
+    # 4.005 / 8.005 <= 1.0; 1.105 - 0.705 <= 0.5 s; but 0.705 s > 0.2 s.
+    assert passed == {"empty cache": True, "kernels cached": True, "cache=True": False}
+
+
+@pytest.mark.slow
+def test_a_callers_child_runs_and_checks_its_answer(tmp_path):
+    # The child compiles and calls the caller in a fresh process, loads it from the disk
+    # cache in the next, and refuses a caller whose answer is not numpy's.
+    from argmax_numba.bench import callers
+
+    callers.write_callers(str(tmp_path), {"ours": callers.CALLERS["ours"], "bad": "np.argmin(s, axis)"})
+    cache = str(tmp_path / "cache")
+    for _ in range(2):
+        assert callers._first_call(str(tmp_path), "caller_ours_1", cache) > 0
+    with pytest.raises(RuntimeError, match="wrong answer"):
+        callers._first_call(str(tmp_path), "caller_bad_1", cache)
