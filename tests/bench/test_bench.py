@@ -188,15 +188,6 @@ def test_subprocess_sections(tmp_path):
     pairs = [w["import"] + w["first"] for w in startup["warm"]]
     assert len(pairs) == 1
     assert startup["warm_above_floor"] == pytest.approx(pairs[0] - startup["numba_floor"])
-    # The compiled callers, each checked against numpy in its child: one run of each
-    # (--quick) in each state of the cache.
-    callers = doc["sections"]["callers"]
-    for state in ("empty", "kernels", "cached"):
-        assert {name: len(v) for name, v in callers["runs"][state].items()} == {
-            "ours": 1,
-            "numpy": 1,
-            "bare": 1,
-        }
 
 
 def test_startup_counts_the_median_of_each_layouts_warm_runs(monkeypatch):
@@ -314,7 +305,9 @@ def test_a_callers_child_runs_and_checks_its_answer(tmp_path):
     # cache in the next, and refuses a caller whose answer is not numpy's.
     from argmax_numba.bench import callers
 
-    callers.write_callers(str(tmp_path), {"ours": callers.CALLERS["ours"], "bad": "np.argmin(s, axis)"})
+    callers.write_callers(
+        str(tmp_path), {"ours": callers.CALLERS["ours"], "bad": "np.argmin(s, axis)"}
+    )
     cache = str(tmp_path / "cache")
     for _ in range(2):
         assert callers._first_call(str(tmp_path), "caller_ours_1", cache) > 0
