@@ -182,8 +182,7 @@ def _extents(op: str):
     @intrinsic
     def extents(typingctx, shape, axis):
         if not (
-            isinstance(shape, types.UniTuple)
-            and isinstance(axis, (types.Integer, types.Omitted, int))
+            isinstance(shape, types.UniTuple) and isinstance(axis, (types.Integer, types.Omitted))
         ):
             raise errors.TypingError("extents(): takes a shape and an integer axis")
         ndim = shape.count
@@ -193,7 +192,7 @@ def _extents(op: str):
             if isinstance(sig.args[1], types.Integer):
                 given = context.cast(builder, args[1], sig.args[1], types.int64)
             else:  # the default, a constant
-                given = i64(getattr(sig.args[1], "value", sig.args[1]))
+                given = i64(sig.args[1].value)
             ax = builder.select(
                 builder.icmp_signed("<", given, i64(0)), builder.add(given, i64(ndim)), given
             )

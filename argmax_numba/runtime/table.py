@@ -128,7 +128,9 @@ def plan_fields(outer, n, inner, itemsize):
 
 _PLAN_FIELDS = compile_function(plan_fields, "plan_fields", {})
 _PLAN_ARGS = (types.int64,) * 4
-_PLAN_TYPE = types.UniTuple(types.int64, 5)
+# The fields of what ``plan_fields``, and so ``planned``, returns.
+PLANNED_FIELDS = ("parallel", *Plan._fields)
+_PLAN_TYPE = types.UniTuple(types.int64, len(PLANNED_FIELDS))
 
 
 def _address(slot: int) -> int:
@@ -199,10 +201,6 @@ def _check_on_load(symbol: str):
     """``check`` of ``symbol``, one object for each (reload lists are sets); it pickles
     by reference, as numba's disk cache needs."""
     return functools.partial(check, symbol)
-
-
-# The fields of what ``planned`` returns.
-PLANNED_FIELDS = ("parallel", *Plan._fields)
 
 
 class _Table:
