@@ -40,9 +40,14 @@ class RememberedCall(NamedTuple):
     entry: Any
     view_dtype: np.dtype | None  # the dtype the driver reads the input as; None: its own
     in_shape: tuple[int, ...] | None  # None: the input's own shape
-    out_shape: tuple[int, ...]
+    shape: tuple[int, ...]  # the result's: allocated so, and returned
+    out_shape: tuple[int, ...] | None  # how the driver takes the result: None, as it is;
+    # FLAT, its flat view (``ravel``: cheaper than a reshape); else that reshape of it
     extra: tuple[int, ...]
-    result_shape: tuple[int, ...] | None  # None: ``out_shape``
+
+
+# ``RememberedCall.out_shape`` of a driver that writes a 1-D output.
+FLAT = ()
 
 
 # (shape, dtype, axis, keepdims, select_last_index, function name) -> the call that such
@@ -218,13 +223,17 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     own = _takes_own_dtype(x, view, call, last)
+    if result_shape == call.out_shape:
+        out_shape = None
+    else:
+        out_shape = FLAT if len(call.out_shape) == 1 else call.out_shape
     _PLANS[key] = RememberedCall(
         call.entry,
         None if view.dtype is x.dtype or own else view.dtype,
         None if call.in_shape == x.shape else call.in_shape,
-        call.out_shape,
+        result_shape,
+        out_shape,
         call.extra,
-        None if result_shape == call.out_shape else result_shape,
     )
 
 
@@ -246,16 +255,20 @@ def _arg_function(extreme: Extreme):
                 # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
                 # "Small calls: one flag lookup and no view").
                 if x.flags.carray:
-                    fn, view_dtype, in_shape, out_shape, extra, result_shape = small
+                    fn, view_dtype, in_shape, shape, out_shape, extra = small
                     view = x if view_dtype is None else x.view(view_dtype)
-                    out = np.empty(out_shape, _INT64)
+                    out = np.empty(shape, _INT64)
                     fn(
                         view if in_shape is None else view.reshape(in_shape),
-                        out,
+                        out
+                        if out_shape is None
+                        else out.ravel()
+                        if out_shape is FLAT
+                        else out.reshape(out_shape),
                         select_last_index,
                         *extra,
                     )
-                    return out if result_shape is None else out.reshape(result_shape)
+                    return out
         shape = x.shape
         keep = (
             keepdims

@@ -12,9 +12,10 @@ the pass, and of the pass to the read bound: where that is above the target, no
 implementation can meet it. Each row also times the portable tier and our ArgMin
 (``argmax_numba.argmin``) on the same input, as ratios to ours. Then optional sections:
 calls from ``@njit`` code, peak memory, start-up time, the first call of users'
-``@njit`` functions that call ``argmax`` (``callers``), and dask. A summary lists what
-misses its target. ``--quick`` is a short run on smaller inputs; ``--help`` lists the
-rest.
+``@njit`` functions that call ``argmax`` (``callers``), dask, and the cost curve
+(``sweep``: ours, numpy and the read bound from 1 KiB to 256 MiB). A summary lists what
+misses its target. ``--quick`` is a short run on smaller inputs, without the sweep;
+``--sweep`` runs the sweep alone; ``--help`` lists the rest.
 
 Only ``python -m argmax_numba.bench`` imports this module; ``import argmax_numba``
 does not, so the benchmark's helpers, onnxruntime and matplotlib stay unloaded.
@@ -35,7 +36,8 @@ from .subproc import STARTUP_LAYOUTS
 __all__ = ["main"]
 
 MIB = 1 << 20
-SECTIONS = ("njit", "memory", "startup", "callers", "dask")
+# Optional sections, in the order they run; the sweep has an option of its own.
+SECTIONS = ("njit", "memory", "startup", "callers", "dask", "sweep")
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--plot", metavar="PNG", help="write a bar chart of the ratios")
     p.add_argument("--markdown", action="store_true", help="also print a markdown table")
     p.add_argument("--json", metavar="FILE", help="write every raw number as JSON")
-    for name in SECTIONS:
+    p.add_argument(
+        "--sweep",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run only the cost-curve sweep, 1 KiB to 256 MiB (16 MiB quick); the full run "
+        "ends with it, --no-sweep leaves it out",
+    )
+    p.add_argument("--sweep-plot", metavar="PNG", help="write the sweep's plot")
+    for name in SECTIONS[:-1]:
         p.add_argument(
             f"--{name}",
             action=argparse.BooleanOptionalAction,
@@ -104,6 +114,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         )
     args = p.parse_args(argv)
     args.dtypes, args.kinds = _csv(args.dtype), _csv(args.case)
+    args.sweep_only = args.sweep is True
+    if args.sweep is None:
+        args.sweep = not args.quick
     bad = [d for d in args.dtypes or () if d not in DTYPES]
     bad += [k for k in args.kinds or () if not any(k in kind for kind in KINDS)]
     if bad:
@@ -193,10 +206,12 @@ def run_table(args, settings: Settings, argmax) -> tuple[list, int]:
 
 
 def run_sections(args, settings: Settings, argmax) -> tuple[dict, list]:
-    """The optional sections that are switched on; their data and target checks."""
+    """The optional sections that are switched on (only the sweep with ``--sweep``);
+    their data and target checks."""
     from .callers import callers_section
     from .sections import dask_section, njit_section
     from .subproc import memory_section, startup_section
+    from .sweep import sweep_section
 
     data, checks = {}, []
     runs = {
@@ -207,9 +222,17 @@ def run_sections(args, settings: Settings, argmax) -> tuple[dict, list]:
         ),
         "callers": lambda: callers_section(settings.caller_runs),
         "dask": lambda: dask_section(*settings.dask_shape, settings.repeats),
+        "sweep": lambda: sweep_section(
+            argmax,
+            settings.small_repeats,
+            settings.sample_seconds,
+            args.quick,
+            args.dtypes,
+            args.sweep_plot,
+        ),
     }
     for name in SECTIONS:
-        if not getattr(args, name):
+        if not getattr(args, name) or (args.sweep_only and name != "sweep"):
             continue
         if argmax is None and name != "dask":
             print(f"\n[{name}] skipped: argmax_numba.argmax is not importable")
@@ -232,7 +255,7 @@ def main(argv=None) -> int:
         "pass over the input's bytes; write: filling a new int64 array of the output's size; "
         "pass: both in one pass\n"
     )
-    rows, flushed = run_table(args, settings, argmax)
+    rows, flushed = run_table(args, settings, argmax) if not args.sweep_only else ([], 0)
     meta["cache_flush_mib"] = flushed / MIB
     sections, checks = run_sections(args, settings, argmax)
 

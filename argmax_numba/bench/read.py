@@ -39,6 +39,7 @@ __all__ = [
     "PASS_BLOCK_BYTES",
     "SERIAL_BELOW_BYTES",
     "cache_flusher",
+    "cache_sizes",
     "largest_cache_bytes",
     "pass_bound",
     "read_bound",
@@ -161,14 +162,32 @@ _FLUSH_MAX_BYTES = 1 << 30
 
 def largest_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
     """The size of the CPU's largest cache as Linux reports it, or 0 where unknown."""
-    sizes = []
-    for entry in Path(root).glob("index*/size"):
-        text = entry.read_text().strip().upper()
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            sizes.append(int(digits) * scale)
+    sizes = [_parse_size(entry.read_text()) for entry in Path(root).glob("index*/size")]
     return max(sizes, default=0)
+
+
+def cache_sizes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> dict[str, int]:
+    """The data caches of one core as Linux reports them, by level ("L1d", "L2", "L3"):
+    empty where unknown."""
+    sizes = {}
+    for entry in sorted(Path(root).glob("index*")):
+        try:
+            kind = (entry / "type").read_text().strip()
+            level = (entry / "level").read_text().strip()
+            size = _parse_size((entry / "size").read_text())
+        except OSError:
+            continue
+        if kind != "Instruction" and size:
+            sizes[f"L{level}" + ("d" if kind == "Data" else "")] = size
+    return sizes
+
+
+def _parse_size(text: str) -> int:
+    """Bytes of a sysfs cache size such as "32K" (0 where unreadable)."""
+    text = text.strip().upper()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    digits = text.rstrip("KMG")
+    return int(digits) * scale if digits.isdigit() else 0
 
 
 def cache_flusher(nbytes: int | None = None) -> tuple[Callable[[], int], int]:

@@ -172,6 +172,8 @@ def _argmin_lines(rows: list[Row]) -> list[str]:
 
 def summary_lines(rows: list[Row], section_checks: list[tuple[str, bool, str]]) -> list[str]:
     """For each target, the rows (or section measurements) that miss it."""
+    if not rows:  # (--sweep alone)
+        return ["Summary", *_check_lines(section_checks)]
     large = [r for r in rows if not r.case.small]
     lines = ["Summary (targets on the large-input rows; small rows measure latency only)"]
     for key, limit in TARGETS.items():
@@ -205,9 +207,14 @@ def summary_lines(rows: list[Row], section_checks: list[tuple[str, bool, str]]) 
     wrong = [r.case.label for r in rows if any("MISMATCH" in n or "failed" in n for n in r.notes)]
     if wrong:
         lines.append("  rows with wrong results or failures: " + ", ".join(wrong))
-    for name, ok, detail in section_checks:
-        lines.append(f"  {name}: {'meets' if ok else 'MISSES'} ({detail})")
-    return lines
+    return lines + _check_lines(section_checks)
+
+
+def _check_lines(section_checks: list[tuple[str, bool, str]]) -> list[str]:
+    """One line per section check."""
+    return [
+        f"  {name}: {'meets' if ok else 'MISSES'} ({detail})" for name, ok, detail in section_checks
+    ]
 
 
 def write_json(path: str, meta: dict, rows: list[Row], sections: dict, summary: list[str]):

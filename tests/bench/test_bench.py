@@ -16,9 +16,12 @@ import numpy as np
 import pytest
 from llvmlite.binding import get_host_cpu_name
 
+import argmax_numba
 from argmax_numba import bench
+from argmax_numba.bench import sweep
 from argmax_numba.bench.read import (
     cache_flusher,
+    cache_sizes,
     flat_unsigned,
     largest_cache_bytes,
     pass_bound,
@@ -313,3 +316,96 @@ def test_a_callers_child_runs_and_checks_its_answer(tmp_path):
         assert callers._first_call(str(tmp_path), "caller_ours_1", cache) > 0
     with pytest.raises(RuntimeError, match="wrong answer"):
         callers._first_call(str(tmp_path), "caller_bad_1", cache)
+
+
+def test_sweep_shapes_sizes_and_goals():
+    last, long_rows, first = sweep.CURVES
+    assert sweep.sweep_sizes()[0] == 1 << 10 and sweep.sweep_sizes()[-1] == 256 << 20
+    assert len(sweep.sweep_sizes()) == 19 and len(sweep.sweep_sizes(quick=True)) == 8
+    assert last.shape(1 << 10, 4) == (1, 256)  # fewer elements than a row: one row
+    assert last.shape(1 << 20, 4) == (262, 1000)
+    assert long_rows.shape(256 << 20, 1) == (8388, 32000)
+    assert first.shape(1 << 20, 4) == (512, 512)
+    for curve in sweep.CURVES:
+        for nbytes in sweep.sweep_sizes():
+            rows, cols = curve.shape(nbytes, 2)
+            assert 0.9 * nbytes <= rows * cols * 2 <= nbytes
+
+    def limits(curve, nbytes):
+        return {g.key: g.limit for g in sweep.goals(curve, nbytes)}
+
+    assert limits(last, 256 << 10) == {"ours/numpy": 1.0}
+    assert limits(last, 512 << 10) == {"ours/numpy": 0.8}
+    assert limits(last, 8 << 20) == {"ours/numpy": 0.6}
+    assert limits(last, 32 << 20) == {"ours/numpy": 0.6, "ours/read": 1.3}
+    assert limits(first, 32 << 10) == {}
+    assert limits(first, 64 << 10) == {"ours/numpy": 0.2}
+
+
+def test_sweep_checks_name_each_curves_worst_point():
+    last, _, first = sweep.CURVES
+
+    def point(curve, nbytes, ours, numpy=1.0):
+        p = sweep.Point(curve, "float32", nbytes, (1, 1), False)
+        p.times = {"ours": ours, "numpy": numpy, "read": 1.0}
+        return p
+
+    points = [
+        point(last, 1 << 10, 0.9),
+        point(last, 1 << 20, 0.85),  # 0.85 against 0.8: the worst, above its goal
+        point(last, 16 << 20, 0.5),
+        point(first, 1 << 10, 5.0),  # no goal below 64 KiB
+        point(first, 1 << 20, 0.1),
+    ]
+    checks = {name: (ok, detail) for name, ok, detail in sweep.sweep_checks(points)}
+    ok, detail = checks["sweep last axis, rows of 1000, float32: ours/numpy"]
+    assert not ok and detail.startswith("worst 0.85 at 1 MiB") and "1 points above" in detail
+    ok, detail = checks["sweep first axis, square, float32: ours/numpy"]
+    assert ok and detail.startswith("worst 0.10 at 1 MiB")
+    assert len(checks) == 2
+
+
+def test_sweep_point_checks_ours_against_numpy():
+    curve = sweep.CURVES[0]
+    good = sweep.measure_point(curve, "int8", 1 << 12, argmax_numba.argmax, 2, 0.001)
+    assert good.notes == [] and good.shape == (4, 1000)
+    assert all(_finite(good.ratio(key)) for key in ("ours/numpy", "ours/read"))
+    assert good.calls["ours"] > 1 and not good.flushed
+
+    def wrong(x, axis, keepdims, last):
+        return np.zeros_like(argmax_numba.argmax(x, axis, keepdims, last))
+
+    flushes = []
+    bad = sweep.measure_point(curve, "int8", 1 << 12, wrong, 2, 0.001, lambda: flushes.append(1))
+    assert bad.notes == ["ours MISMATCH vs numpy"] and bad.times["ours"] is None
+    assert bad.flushed and bad.calls == {"numpy": 1, "read": 1} and len(flushes) == 4
+
+
+def test_sweep_alone_writes_its_points_and_plot(tmp_path, monkeypatch, capsys):
+    # Two sizes, and a last-level cache of 2 KiB: the 4 KiB points are timed after a flush.
+    monkeypatch.setattr(sweep, "QUICK_LARGEST", 4 << 10)
+    monkeypatch.setattr(sweep, "cache_sizes", lambda: {"L1d": 1 << 10, "L3": 2 << 10})
+    png = tmp_path / "sweep.png"
+    doc = _run(tmp_path, "--sweep", "--dtype", "float16", "--sweep-plot", str(png))
+    assert doc["rows"] == [] and set(doc["sections"]) == {"sweep"}
+    points = doc["sections"]["sweep"]["points"]
+    assert [(p["curve"], p["bytes"]) for p in points] == [
+        (curve.name, size) for curve in sweep.CURVES for size in (1 << 10, 4 << 10)
+    ]
+    assert all(p["flushed"] == (p["bytes"] > 2 << 10) for p in points)
+    assert all(p["dtype"] == "float16" and not p["notes"] for p in points)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = capsys.readouterr().out
+    assert "[sweep]" in text and "sweep first axis, square, float16: ours/numpy" not in text
+    assert "sweep last axis, rows of 1000, float16: ours/numpy" in text
+
+
+def test_cache_sizes_from_sysfs(tmp_path):
+    caches = [("1", "Data", "48K"), ("1", "Instruction", "32K"), ("2", "Unified", "2048K")]
+    for index, (level, kind, size) in enumerate([*caches, ("3", "Unified", "96M")]):
+        folder = tmp_path / f"index{index}"
+        folder.mkdir()
+        for name, text in (("level", level), ("type", kind), ("size", size)):
+            (folder / name).write_text(text + "\n")
+    assert cache_sizes(str(tmp_path)) == {"L1d": 48 << 10, "L2": 2 << 20, "L3": 96 << 20}
+    assert cache_sizes(str(tmp_path / "none")) == {}

@@ -78,8 +78,9 @@ def test_argmin_from_compiled_code(dtype):
     # On every layout a static type admits (C, F and A arrays), small and above the
     # serial threshold, against onnx's reference ArgMin.
     rng = np.random.default_rng(11)
-    for shape in ((5, 6), (600, 700)):  # (one rank: each rank and layout compiles again)
+    for shape in ((5, 6), (1200, 700)):  # (one rank: each rank and layout compiles again)
         x = random_tensor(dtype, shape, rng, special=0.1)
+        assert shape[0] == 5 or x.nbytes >= planning.SERIAL_BELOW_BYTES
         for y in (x, np.asfortranarray(x), x[..., ::-1]):
             for axis, last in itertools.product(range(-y.ndim, y.ndim), (0, 1)):
                 keep_rt, drop_first, drop_last, literal = argmin_forms(y, axis, bool(last))
@@ -103,14 +104,16 @@ def test_argmin_errors_in_compiled_code_name_argmin():
 @pytest.mark.slow
 def test_parallel_path_and_layouts():
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((800, 257)).astype(np.float32)  # above the serial threshold
+    x = rng.standard_normal((3200, 257)).astype(np.float32)  # above the serial threshold
     assert x.nbytes >= planning.SERIAL_BELOW_BYTES
     for y in (x, np.asfortranarray(x), x[:, ::-2]):
         for axis in (0, 1):
             np.testing.assert_array_equal(keep_first(y, axis), onnx_argmax(y, axis, 1, 0))
-    few_columns = rng.standard_normal((1 << 17, 3)).astype(np.float32)  # the narrow kernel
+    few_columns = rng.standard_normal((1 << 19, 3)).astype(np.float32)  # the narrow kernel
+    assert few_columns.nbytes >= planning.SERIAL_BELOW_BYTES
     np.testing.assert_array_equal(keep_first(few_columns, 0), onnx_argmax(few_columns, 0, 1, 0))
-    one_row = rng.standard_normal(1 << 17)
+    one_row = rng.standard_normal(1 << 19)
+    assert one_row.nbytes >= planning.SERIAL_BELOW_BYTES
     assert drop_last(one_row, 0)[()] == np.argmax(one_row)
     # Rows of 1 KiB above are searched in groups; a few long rows one at a time.
     few_rows = rng.standard_normal((4, 30000)).astype(np.float32)
@@ -142,7 +145,7 @@ def test_short_rows_of_every_length():
     # branch per length); small and large (parallel) inputs.
     rng = np.random.default_rng(5)
     for n in range(1, 10):
-        for rows in (7, 120000):
+        for rows in (7, 400000):  # (from 2 elements a row above the serial threshold)
             x = random_tensor(np.dtype(np.float32), (rows, n), rng, special=0.2)
             np.testing.assert_array_equal(keep_first(x, 1), onnx_argmax(x, 1, 1, 0))
             np.testing.assert_array_equal(drop_last(x, 1), onnx_argmax(x, 1, 0, 1))
@@ -164,7 +167,7 @@ def test_short_rows_of_8_bit_elements():
     # specialisation that ``test_matches_reference`` compiles.
     rng = np.random.default_rng(6)
     for n in range(8, 14):
-        for rows in (7, 120000):
+        for rows in (7, 200000):  # (above the serial threshold)
             x = random_tensor(np.dtype(np.int8), (2, rows, n), rng, special=0.2)
             _variants_match(x, 2)
 
@@ -323,7 +326,7 @@ def test_blocks_loaded_a_piece_a_row():
 # An input of each kernel's, small: (dtype, (outer, n, inner)), reduced along axis 1.
 KERNEL_INPUTS = {
     Kernel.ROWS: ("int8", (1, 257, 1)),
-    Kernel.ROW_PIECES: ("int8", (1, 1 << 20, 1)),
+    Kernel.ROW_PIECES: ("int8", (1, 1 << 22, 1)),  # (above the serial threshold)
     Kernel.SHORT_ROWS: ("int8", (3, 2, 1)),
     Kernel.GROUP_ROWS: ("int8", (3, 1, 1)),
     Kernel.CHUNK_ROWS: ("int8", (64, 257, 1)),

@@ -33,10 +33,10 @@ def _run_python(code: str, **env: str) -> subprocess.CompletedProcess:
 
 def test_eight_threads_at_once(tier):
     rng = np.random.default_rng(5)
-    inputs = [rng.standard_normal((800 + i, 300)).astype(np.float32) for i in range(8)]
+    inputs = [rng.standard_normal((2800 + i, 300)).astype(np.float32) for i in range(8)]
     expected = [np.argmax(x, axis=i % 2) for i, x in enumerate(inputs)]
     # The parallel kernels run concurrently, along either axis.
-    assert not planning.serial(1, 800, 300, 4) and not planning.serial(800, 300, 1, 4)
+    assert not planning.serial(1, 2800, 300, 4) and not planning.serial(2800, 300, 1, 4)
 
     def work(i):
         return [argmax(inputs[i], i % 2, 0, 0) for _ in range(20)]
@@ -87,13 +87,13 @@ FORK_CHILD = """
     from argmax_numba import argmax
 
     def child(seed):
-        x = np.random.default_rng(seed).standard_normal((400, 300))
+        x = np.random.default_rng(seed).standard_normal((1400, 300))
         return bool((argmax(x, 0, 0) == np.argmax(x, 0)).all())
 
     if __name__ == "__main__":
         import argmax_numba, os
         assert argmax_numba.kernel_tier() == os.environ["ARGMAX_NUMBA_TIER"]
-        x = np.random.default_rng(0).standard_normal((400, 300))
+        x = np.random.default_rng(0).standard_normal((1400, 300))
         assert (argmax(x, 1, 0) == np.argmax(x, 1)).all()  # parent uses the parallel kernel
         ctx = mp.get_context("fork")
         with ctx.Pool(2) as pool:
@@ -122,7 +122,7 @@ def test_default_layer_is_tbb():
         """
         import numpy as np, numba
         from argmax_numba import argmax
-        argmax(np.ones((400, 300)), 0)  # large enough for the thread pool
+        argmax(np.ones((1400, 300)), 0)  # large enough for the thread pool
         print(numba.threading_layer())
         """
     )
@@ -151,7 +151,7 @@ def test_set_num_threads_is_respected(monkeypatch, fast_tier):
     seen = []
     real = numba.get_num_threads
     monkeypatch.setattr(api.numba, "get_num_threads", lambda: seen.append(real()) or real())
-    x = np.random.default_rng(2).standard_normal((1, 1 << 17))
+    x = np.random.default_rng(2).standard_normal((1, 1 << 19))  # above the serial threshold
     numba.set_num_threads(1)
     try:
         assert argmax(x, 1, 0)[0] == np.argmax(x[0])
