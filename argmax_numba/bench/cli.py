@@ -105,7 +105,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "ends with it, --no-sweep leaves it out",
     )
     p.add_argument("--sweep-plot", metavar="PNG", help="write the sweep's plot")
-    for name in SECTIONS[:-1]:
+    for name in (s for s in SECTIONS if s != "sweep"):
         p.add_argument(
             f"--{name}",
             action=argparse.BooleanOptionalAction,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cases import Case, make_input
+from .cases import DTYPES, Case, make_input
 from .read import cache_sizes, flat_unsigned, read_bound
 from .timing import calls_per_sample, median, round_robin
 
@@ -159,8 +159,6 @@ def measure_point(
     """Time ours, numpy and the read bound on ``curve``'s input of ``nbytes``: many calls
     per sample without ``flush``, one call after ``flush`` with it. Ours is checked
     against numpy first (a mismatch is noted and its time dropped)."""
-    from .cases import DTYPES
-
     shape = curve.shape(nbytes, DTYPES[dtype].itemsize)
     point = Point(curve, dtype, nbytes, shape, flush is not None)
     x = make_input(Case("sweep", dtype, shape, curve.axis, 0))
@@ -182,6 +180,19 @@ def measure_point(
     point.times = {"ours": None, "numpy": None, "read": None}
     point.times.update({name: median(s) for name, s in samples.items()})
     return point
+
+
+def _by_curve(points: list[Point]) -> dict[str, list[Point]]:
+    """``points`` grouped by curve and dtype (``Point.label``), in order."""
+    groups: dict[str, list[Point]] = {}
+    for p in points:
+        groups.setdefault(p.label, []).append(p)
+    return groups
+
+
+def _missed(p: Point, goal: Goal) -> bool:
+    """Whether ``p``'s ratio is above ``goal`` (a missing ratio misses nothing)."""
+    return (p.ratio(goal.key) or 0) > goal.limit
 
 
 def _worst(points: list[Point]) -> list[tuple[Goal, Point, float]]:
@@ -207,16 +218,13 @@ def fmt_bytes(nbytes: int) -> str:
 def sweep_checks(points: list[Point]) -> list[tuple[str, bool, str]]:
     """For every curve and goal, the worst point against the goal, as summary checks."""
     checks = []
-    by_curve: dict[str, list[Point]] = {}
-    for p in points:
-        by_curve.setdefault(p.label, []).append(p)
-    for label, curve_points in by_curve.items():
+    for label, curve_points in _by_curve(points).items():
         for goal, p, ratio in _worst(curve_points):
             missed = sum(
                 1
                 for q in curve_points
                 for g in goals(q.curve, q.nbytes)
-                if g.key == goal.key and (q.ratio(g.key) or 0) > g.limit
+                if g.key == goal.key and _missed(q, g)
             )
             detail = (
                 f"worst {ratio:.2f} at {fmt_bytes(p.nbytes)} {p.shape[0]}x{p.shape[1]} "
@@ -249,8 +257,9 @@ def sweep_section(
     names = [d for d in SWEEP_DTYPES if not dtypes or d in dtypes]
     flush, flushed = cache_flusher()
     print(
-        f"\n[sweep] ours, numpy and the read bound by total size; inputs above the "
-        f"last-level cache ({fmt_bytes(last_level)}) timed after reading {fmt_bytes(flushed)}"
+        f"\n[sweep] ours, numpy and the read bound by total size; inputs as large as the "
+        f"last-level cache ({fmt_bytes(last_level)}) or larger timed after reading "
+        f"{fmt_bytes(flushed)}"
     )
     print(
         f"  {'curve':<36} {'size':>8} {'shape':>14} {'ours/numpy':>10} {'ours/read':>9} "
@@ -264,7 +273,7 @@ def sweep_section(
                 p = measure_point(curve, dtype, nbytes, argmax, repeats, sample_seconds, before)
                 points.append(p)
                 marks = " ".join(
-                    f"{g.key} goal {g.limit}{' MISSED' if (p.ratio(g.key) or 0) > g.limit else ''}"
+                    f"{g.key} goal {g.limit}{' MISSED' if _missed(p, g) else ''}"
                     for g in goals(curve, nbytes)
                 )
                 shape = f"{p.shape[0]}x{p.shape[1]}"
@@ -297,10 +306,8 @@ def write_sweep_plot(path: str, points: list[Point], caches: dict[str, int]) -> 
     fig, axes = plt.subplots(1, 2, figsize=(15, 6), sharex=True)
     styles = {c.name: s for c, s in zip(CURVES, ("-", "--", ":"), strict=True)}
     colors = dict(zip(SWEEP_DTYPES, ("tab:blue", "tab:orange", "tab:green"), strict=True))
+    by_curve = _by_curve(points)
     for ax, key in zip(axes, ("ours/numpy", "ours/read"), strict=True):
-        by_curve: dict[str, list[Point]] = {}
-        for p in points:
-            by_curve.setdefault(p.label, []).append(p)
         for label, curve_points in by_curve.items():
             xs = [p.nbytes for p in curve_points]
             ys = [p.ratio(key) or math.nan for p in curve_points]
