@@ -381,6 +381,21 @@ def test_sweep_point_checks_ours_against_numpy():
     assert bad.flushed and bad.calls == {"numpy": 1, "read": 1} and len(flushes) == 4
 
 
+def test_sweep_point_sizes_its_samples_with_warm_functions(monkeypatch):
+    # Every competitor has run once before its calls per sample are counted, so that a
+    # first call's compile or thread start does not make a sample of one call.
+    reads, warm_at_count = [], []
+    monkeypatch.setattr(sweep, "read_bound", lambda buf: reads.append(1))
+
+    def counted(fn, sample_seconds):
+        warm_at_count.append(len(reads))
+        return 1
+
+    monkeypatch.setattr(sweep, "calls_per_sample", counted)
+    sweep.measure_point(sweep.CURVES[0], "int8", 1 << 12, argmax_numba.argmax, 1, 0.001)
+    assert warm_at_count == [1, 1, 1]
+
+
 def test_sweep_alone_writes_its_points_and_plot(tmp_path, monkeypatch, capsys):
     # Two sizes, and a last-level cache of 2 KiB: the 4 KiB points are timed after a flush.
     monkeypatch.setattr(sweep, "QUICK_LARGEST", 4 << 10)
