@@ -17,6 +17,10 @@ import os
 
 import nox
 
+# A Python that is not installed fails its session, here as on CI: nox would otherwise
+# skip it and still exit 0, which reads as a pass.
+nox.options.error_on_missing_interpreters = True
+
 # The numba releases the package supports, oldest first.
 NUMBA_RELEASES = ["0.63.0", "0.63.1", "0.64.0", "0.65.1", "0.66.0", "0.67.0", "0.68.0", "0.68.1"]
 # The oldest numpy that pyproject.toml allows; it runs with the oldest numba.
