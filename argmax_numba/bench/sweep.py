@@ -22,6 +22,7 @@ import numpy as np
 
 from .cases import DTYPES, Case, make_input
 from .read import cache_sizes, flat_unsigned, read_bound
+from .report import fmt_ratio
 from .timing import calls_per_sample, median, round_robin
 
 __all__ = [
@@ -283,8 +284,8 @@ def sweep_section(
                 numpy_ratio, read_ratio = p.ratio("ours/numpy"), p.ratio("ours/read")
                 print(
                     f"  {p.label:<36} {fmt_bytes(nbytes):>8} {shape:>14} "
-                    f"{_fmt(numpy_ratio):>10} {_fmt(read_ratio):>9} "
-                    f"{_fmt(p.ratio('read/numpy')):>10}  {marks} {' '.join(p.notes)}",
+                    f"{fmt_ratio(numpy_ratio):>10} {fmt_ratio(read_ratio):>9} "
+                    f"{fmt_ratio(p.ratio('read/numpy')):>10}  {marks} {' '.join(p.notes)}",
                     flush=True,
                 )
     if plot and points:
@@ -292,10 +293,6 @@ def sweep_section(
         print(f"  sweep plot written to {plot}")
     data = {"caches": caches, "points": [p.as_dict() for p in points]}
     return data, sweep_checks(points)
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
 
 
 def write_sweep_plot(path: str, points: list[Point], caches: dict[str, int]) -> None:
