@@ -32,6 +32,8 @@ class Call(NamedTuple):
     in_shape: tuple[int, ...]  # the input as the driver takes it
     out_shape: tuple[int, ...]  # the output as the driver writes it
     extra: tuple[int, ...]  # the driver's arguments after ``last``; the task's address last
+    tier: Tier = Tier.FAST  # the tier the driver belongs to
+    reads_as: np.dtype | None = None  # the dtype it reads the input as, if not the view's
 
 
 class RememberedCall(NamedTuple):
@@ -150,19 +152,24 @@ def _run(
 
 def _run_portable(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
-) -> None:
+) -> Call | None:
     """``_run`` on the portable tier (``kernels.portable``): floats are read as signed
     integers of their width, whose keys the kernels compute."""
     if view.dtype.kind == "f":
         view = view.view(f"i{view.itemsize}")
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
-    kernels = portable_kernels(kind, view.itemsize)
-    lock = _parallel.layer_lock() if parallel else None
-    if lock is None:
-        kernels.run(view, out, outer, n, inner, last, parallel)
-    else:
-        with lock:
-            kernels.run(view, out, outer, n, inner, last, parallel)
+    chosen = portable_kernels(kind, view.itemsize).choose(outer, n, inner, parallel)
+    args = (view.reshape(chosen.in_shape), out.reshape(chosen.out_shape), last)
+    if parallel:
+        lock = _parallel.layer_lock()
+        if lock is not None:
+            with lock:
+                chosen.kernel(*args)
+            return None
+    chosen.kernel(*args)
+    if parallel:
+        return None
+    return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, view.dtype)
 
 
 def _reduce(
@@ -176,8 +183,7 @@ def _reduce(
         except Exception as exc:  # the inputs were checked: the fast tier itself failed
             tiers.fall_back(exc)
             _PLANS.clear()
-    _run_portable(kind, view, out, outer, n, inner, last)
-    return None
+    return _run_portable(kind, view, out, outer, n, inner, last)
 
 
 @contextmanager
@@ -202,8 +208,10 @@ def _takes_own_dtype(x: np.ndarray, view: np.ndarray, call: Call, last: int) -> 
     float16 or bfloat16 input as the int16 array it was compiled for, without the view.
     (Drivers are called without numba's dispatch on types, which the checks before a
     remembered call is used make safe.) Found once for each driver and dtype, not once a
-    plan (docs/performance.md, "Small calls: one flag lookup and no view")."""
-    if view.dtype is x.dtype:
+    plan (docs/performance.md, "Small calls: one flag lookup and no view"). A portable
+    loop is a numba dispatcher, which compiles for the types it is given: it takes only
+    the view."""
+    if view.dtype is x.dtype or call.tier is Tier.PORTABLE:
         return False
     key = (call.entry, x.dtype)
     own = _ENTRIES.get(key)
@@ -223,13 +231,14 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     own = _takes_own_dtype(x, view, call, last)
+    reads = view.dtype if call.reads_as is None else call.reads_as
     if result_shape == call.out_shape:
         out_shape = None
     else:
         out_shape = FLAT if len(call.out_shape) == 1 else call.out_shape
     _PLANS[key] = RememberedCall(
         call.entry,
-        None if view.dtype is x.dtype or own else view.dtype,
+        None if reads is x.dtype or own else reads,
         None if call.in_shape == x.shape else call.in_shape,
         result_shape,
         out_shape,

@@ -98,15 +98,15 @@ def _reference(x: np.ndarray, axis: int, last: int, numpy_function=np.argmax) ->
 def _on_the_portable_tier(argmax, x: np.ndarray, axis: int, last: int) -> Callable:
     """A call of ``argmax`` on the portable tier, in the same process as the fast tier's
     calls: the tier is switched around the call (a few attribute stores), and the
-    portable tier has a store of remembered calls of its own (it remembers none)."""
+    portable tier has a store of remembered calls of its own, kept from call to call."""
     from .. import api, tiers
 
-    portable, empty = tiers.Tier.PORTABLE, {}
+    portable, own_plans = tiers.Tier.PORTABLE, {}
 
     def call():
         tier, plans = tiers.current(), api._PLANS
         tiers.use(portable)
-        api._PLANS = empty
+        api._PLANS = own_plans
         try:
             return argmax(x, axis, 1, last)
         finally:

@@ -12,7 +12,9 @@ Three loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
   CHUNK elements at a time, the chunk's largest key first (a reduction that LLVM
   vectorises); only where that beats the best so far is its place looked for, read again
   from cache: first the block of BLOCK elements that holds it, then the place in the
-  block.
+  block (the least or greatest place that holds it: a vectorised reduction too, not a
+  loop that stops at the first hit). Fewer than PIECES long rows are cut into pieces, so
+  that all threads share them.
 * ``reduce_middle`` for every other axis: each task owns a stretch of up to STRETCH
   inner positions of one block ``x[o]`` and folds the ``n`` rows into a best key and row
   number per position, a row at a time, so that the input is read once, in memory order,
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import functools
 from types import FunctionType
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -45,8 +48,11 @@ __all__ = [
     "BLOCK",
     "CHUNK",
     "NARROW_WIDTH",
+    "PIECE",
+    "PIECES",
     "STRETCH",
     "TASK_ELEMENTS",
+    "PortableCall",
     "PortableKernels",
     "portable_kernels",
 ]
@@ -55,6 +61,12 @@ __all__ = [
 CHUNK = 4096
 # ... and of a block searched at once for that key.
 BLOCK = 64
+# Elements of a piece of a row at least, where long rows are too few to share out ...
+PIECE = 1 << 16
+# ... whole: fewer than this many, which is also about how many pieces they are cut into
+# (enough for 16 threads; the loop cannot ask numba for the number of threads and stay
+# in the disk cache).
+PIECES = 16
 # Inner positions a task of ``reduce_middle`` owns (its running keys stay in L1).
 STRETCH = 1024
 # Blocks of fewer inner positions than this go to ``reduce_narrow`` ...
@@ -116,9 +128,9 @@ def _key_function(kind: int, itemsize: int):
 
 
 # Bound by ``PortableKernels`` for one key kind and item size: the key of an element,
-# ``fold_row`` compiled with it, the type of row numbers within a group
+# ``fold_row`` and ``search_row`` compiled with it, the type of row numbers within a group
 # (``_ROW_NUMBERS``) and the rows a group holds (as many as those count).
-key = fold = row_number = GROUP = None
+key = fold = search = row_number = GROUP = None
 
 
 def fold_row(row, best, at, r, last):
@@ -139,6 +151,47 @@ def fold_row(row, best, at, r, last):
             at[j] = r if better else at[j]
 
 
+def search_row(row, last):
+    # The best key of a row of more than BLOCK elements and its place: a chunk of CHUNK
+    # elements at a time, the chunk's largest key first (a reduction that LLVM
+    # vectorises); where that beats the best so far, the block that holds it, then its
+    # place in the block, both read again from cache.
+    n = row.size
+    best = key(row[0])
+    at = 0
+    for c0 in range(0, n, CHUNK):
+        chunk = row[c0 : min(c0 + CHUNK, n)]
+        top = key(chunk[0])
+        for i in range(chunk.size):
+            top = max(top, key(chunk[i]))
+        if c0 > 0 and (top < best or (top == best and not last)):
+            continue  # the best so far stands
+        best = top
+        # The first (last) block that holds ``top``, then its place in the block: a
+        # reduction of the places that hold it, which LLVM vectorises.
+        blocks = (chunk.size + BLOCK - 1) // BLOCK
+        for b in range(blocks):
+            if last:
+                b = blocks - 1 - b
+            block = chunk[b * BLOCK : min(b * BLOCK + BLOCK, chunk.size)]
+            hit = False
+            for i in range(block.size):
+                hit |= key(block[i]) == top
+            if hit:
+                size = block.size
+                if last:
+                    place = -1
+                    for i in range(size):
+                        place = max(place, i if key(block[i]) == top else -1)
+                else:
+                    place = size
+                    for i in range(size):
+                        place = min(place, i if key(block[i]) == top else size)
+                at = c0 + b * BLOCK + place
+                break
+    return best, at
+
+
 def reduce_rows(x, out, last):
     outer, n = x.shape
     if n <= BLOCK:
@@ -155,35 +208,25 @@ def reduce_rows(x, out, last):
                         at = i
                 out[o] = at
         return
-    for o in prange(outer):
-        row = x[o]
-        best = key(row[0])
-        at = 0
-        for c0 in range(0, n, CHUNK):
-            chunk = row[c0 : min(c0 + CHUNK, n)]
-            top = key(chunk[0])
-            for i in range(chunk.size):
-                top = max(top, key(chunk[i]))
-            if c0 > 0 and (top < best or (top == best and not last)):
-                continue  # the best so far stands
-            best = top
-            # The first (last) block that holds ``top``, then its place in the block.
-            blocks = (chunk.size + BLOCK - 1) // BLOCK
-            for b in range(blocks):
-                if last:
-                    b = blocks - 1 - b
-                block = chunk[b * BLOCK : min(b * BLOCK + BLOCK, chunk.size)]
-                hit = False
-                for i in range(block.size):
-                    hit |= key(block[i]) == top
-                if hit:
-                    for i in range(block.size):
-                        if last:
-                            i = block.size - 1 - i
-                        if key(block[i]) == top:
-                            at = c0 + b * BLOCK + i
-                            break
-                    break
+    if outer >= PIECES or n < 2 * PIECE:
+        for o in prange(outer):
+            out[o] = search(x[o], last)[1]
+        return
+    # Few long rows: each row is cut into pieces of at least PIECE elements, about
+    # PIECES in all, searched in parallel; then each row's pieces are merged in order.
+    pieces = min(n // PIECE, (PIECES + outer - 1) // outer)
+    size = (n + pieces - 1) // pieces
+    tops = np.empty(outer * pieces, x.dtype)
+    places = np.empty(outer * pieces, np.int64)
+    for t in prange(outer * pieces):
+        o, p = t // pieces, t % pieces
+        tops[t], places[t] = search(x[o, p * size : min(p * size + size, n)], last)
+    for o in range(outer):
+        best, at = tops[o * pieces], places[o * pieces]
+        for p in range(1, pieces):
+            t = o * pieces + p
+            if tops[t] > best or (last and tops[t] == best):
+                best, at = tops[t], p * size + places[t]
         out[o] = at
 
 
@@ -271,6 +314,16 @@ def _compile(fn, name: str, bound: dict, parallel: bool):
     return njit(parallel=parallel, nogil=True, cache=True)(_bind(fn, name, bound))
 
 
+class PortableCall(NamedTuple):
+    """A portable loop chosen for an input (``PortableKernels.choose``) and the shapes
+    it takes the input and the result in. It is called as ``kernel(x, out, last)``,
+    ``last`` an int (0 or 1: one compiled version for every caller)."""
+
+    kernel: Any  # a numba dispatcher
+    in_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+
+
 class PortableKernels:
     """The portable loops for one key kind and item size, serial and parallel (compiled
     by numba on first use)."""
@@ -280,9 +333,13 @@ class PortableKernels:
         key_fn = _key_function(kind, itemsize)
         tag = f"k{kind}_b{itemsize}"
         fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", {"key": key_fn}))
+        search_fn = njit(inline="always")(
+            _bind(search_row, f"portable_search_{tag}", {"key": key_fn})
+        )
         bound = {
             "key": key_fn,
             "fold": fold_fn,
+            "search": search_fn,
             "row_number": numbers,
             "GROUP": int(np.iinfo(numbers).max),
         }
@@ -299,25 +356,13 @@ class PortableKernels:
             for p in (False, True)
         }
 
-    def run(
-        self,
-        view: np.ndarray,
-        out: np.ndarray,
-        outer: int,
-        n: int,
-        inner: int,
-        last: int,
-        parallel: bool,
-    ) -> None:
-        """Reduce the middle axis of the C-contiguous ``view`` (floats as signed integers)
-        seen as ``(outer, n, inner)`` into the flat int64 ``out``, on numba's threads
-        where ``parallel``."""
+    def choose(self, outer: int, n: int, inner: int, parallel: bool) -> PortableCall:
+        """The loop for a C-contiguous input (floats as signed integers) seen as
+        ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
         if inner == 1:
-            self.rows[parallel](view.reshape(outer, n), out, bool(last))
-        else:
-            x, out2 = view.reshape(outer, n, inner), out.reshape(outer, inner)
-            kernels = self.narrow if inner < NARROW_WIDTH else self.middle
-            kernels[parallel](x, out2, bool(last))
+            return PortableCall(self.rows[parallel], (outer, n), (outer,))
+        kernels = self.narrow if inner < NARROW_WIDTH else self.middle
+        return PortableCall(kernels[parallel], (outer, n, inner), (outer, inner))
 
 
 @functools.cache

@@ -20,10 +20,12 @@ from conftest import (
     random_tensor,
     special_values,
     use_thresholds,
+    use_tier,
     with_layout,
 )
 
 import argmax_numba.api as api
+import argmax_numba.kernels.portable as portable
 from argmax_numba import argmax, argmin
 
 SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
@@ -199,6 +201,49 @@ def test_repeated_calls(dtype, tier):
                     got = argmax(with_layout(x, layout), axis, keep, last)
                     assert got.shape == want.shape, (shape, axis, keep, layout)
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis} {layout}")
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
+def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
+    # Fewer long rows than a call shares out whole are cut into pieces (the portable
+    # tier's PIECE elements at least, PIECES in all): the extreme must be found in any
+    # piece, the first or the last of ties across pieces (the pieces of these rows are
+    # PIECE + 1 long), a NaN anywhere above all.
+    rng = np.random.default_rng(6)
+    piece = portable.PIECE
+    for shape in ((1, 5 * piece + 3), (3, 2 * piece + 1)):
+        n = shape[1]
+        base = random_tensor(dtype, shape, rng, special=0) + dtype.type(2)  # 2 to 7
+        plants = ([n - 1], [n // 2 + 7, n - 2], [1, n // 3, n - 1], [piece, piece + 1])
+        for places, top in itertools.product(plants, (9, np.nan)):
+            if dtype.kind != "f" and top != 9:
+                continue
+            x = base.copy()
+            x[:, places] = top
+            for last in (0, 1):
+                want = onnx_argmax(x, 1, 0, last)
+                np.testing.assert_array_equal(argmax(x, 1, 0, last), want, err_msg=str(places))
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], FLOATS[3], INTS[0]], ids=str)
+def test_the_portable_tier_repeats_a_remembered_call(dtype, monkeypatch):
+    # A small call on the portable tier remembers its loop, with floats read as the
+    # integers of their width: the next call of the same kind runs it without choosing
+    # again, and still answers right (NaN, -0.0 and ties included).
+    use_tier(monkeypatch, "portable")
+    rng = np.random.default_rng(5)
+    for shape, axis in (((6, 7), 1), ((6, 7), 0), ((9,), 0)):
+        x = random_tensor(dtype, shape, rng, special=0.4)
+        argmax(x, axis, 0, 1)
+    chosen = []
+    real = api._run_portable
+    monkeypatch.setattr(api, "_run_portable", lambda *a: chosen.append(a) or real(*a))
+    for shape, axis in (((6, 7), 1), ((6, 7), 0), ((9,), 0)):
+        for _ in range(3):
+            x = random_tensor(dtype, shape, rng, special=0.4)
+            got = argmax(x, axis, 0, 1)
+            np.testing.assert_array_equal(got, onnx_argmax(x, axis, 0, 1))
+    assert chosen == []
 
 
 @pytest.mark.parametrize("variant", ["serial", "parallel"])
