@@ -9,6 +9,7 @@ kernel shows up in the row's notes instead of passing silently.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from .cases import Case
 from .ort import OrtCompetitor
 from .read import flat_unsigned, pass_bound, read_bound, write_bound
-from .timing import calls_per_sample, median, round_robin
+from .timing import InState, calls_per_sample, median, round_robin
 
 __all__ = ["COMPETITORS", "PORTABLE_RATIOS", "RATIOS", "Row", "measure"]
 
@@ -95,25 +96,27 @@ def _reference(x: np.ndarray, axis: int, last: int, numpy_function=np.argmax) ->
     return x.shape[axis] - 1 - flipped
 
 
-def _on_the_portable_tier(argmax, x: np.ndarray, axis: int, last: int) -> Callable:
+def _on_the_portable_tier(argmax, x: np.ndarray, axis: int, last: int) -> InState:
     """A call of ``argmax`` on the portable tier, in the same process as the fast tier's
-    calls: the tier is switched around the call (a few attribute stores), and the
-    portable tier has a store of remembered calls of its own, kept from call to call."""
+    calls. The tier is switched around each sample, not each call, with a store of
+    remembered calls of the portable tier's own, so that a small call costs what it
+    costs in a process on the portable tier."""
     from .. import api, tiers
 
-    portable, own_plans = tiers.Tier.PORTABLE, {}
+    own_plans: dict = {}
 
-    def call():
+    @contextmanager
+    def portable():
         tier, plans = tiers.current(), api._PLANS
-        tiers.use(portable)
+        tiers.use(tiers.Tier.PORTABLE)
         api._PLANS = own_plans
         try:
-            return argmax(x, axis, 1, last)
+            yield
         finally:
             tiers.use(tier)
             api._PLANS = plans
 
-    return call
+    return InState(lambda: argmax(x, axis, 1, last), portable)
 
 
 def _competitors(case: Case, x: np.ndarray, argmax, argmin, row: Row) -> dict[str, Callable]:

@@ -4,7 +4,9 @@ Every repeat times each competitor once, in turn (round-robin), so that slow pha
 a shared machine hit all of them alike; the reported time is the median over repeats.
 A competitor whose single call is short is called many times per sample and the
 sample is divided by the count: that measures per-call latency, not timer overhead.
-The garbage collector is off while a sample runs.
+The garbage collector is off while a sample runs. A competitor that needs a state of
+the process to run in (``InState``: the portable tier, in the process that times the
+fast one) has it set up around each sample, untimed, not around each call.
 """
 
 from __future__ import annotations
@@ -13,12 +15,32 @@ import gc
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
-__all__ = ["calls_per_sample", "median", "round_robin"]
+__all__ = ["InState", "calls_per_sample", "median", "round_robin"]
+
+
+@dataclass(frozen=True)
+class InState:
+    """A competitor whose calls run in a state of the process that ``state()`` enters
+    and leaves. Called as it is (a warm-up, a check), it enters the state for that one
+    call; timed, once around each sample's calls."""
+
+    call: Callable[[], object]
+    state: Callable[[], AbstractContextManager]
+
+    def __call__(self) -> object:
+        with self.state():
+            return self.call()
 
 
 def _sample(fn: Callable[[], object], calls: int) -> float:
-    """Seconds per call over ``calls`` back-to-back calls."""
+    """Seconds per call over ``calls`` back-to-back calls (in ``fn``'s state, if it is
+    an ``InState``)."""
+    if isinstance(fn, InState):
+        with fn.state():
+            return _sample(fn.call, calls)
     start = time.perf_counter()
     for _ in range(calls):
         fn()

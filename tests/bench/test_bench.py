@@ -28,7 +28,7 @@ from argmax_numba.bench.read import (
     read_bound,
     write_bound,
 )
-from argmax_numba.bench.timing import round_robin
+from argmax_numba.bench.timing import InState, round_robin
 
 TINY = ["--quick", "--size-mib", "0.0625", "--repeats", "2"]
 
@@ -144,6 +144,26 @@ def test_round_robin_calls_before_ahead_of_every_sample():
     fns = {name: (lambda name=name: order.append(name)) for name in "ab"}
     round_robin(fns, 2, before=lambda: order.append("-"))
     assert "".join(order) == "-a-b-a-b"
+
+
+def test_a_competitor_in_a_state_enters_it_once_a_sample():
+    # The portable tier's calls run with the tier switched: around each sample of many
+    # calls, not around each call (which would add the switch to a small call's time);
+    # a warm-up call on its own still runs in the state.
+    order = []
+
+    @contextlib.contextmanager
+    def state():
+        order.append("(")
+        yield
+        order.append(")")
+
+    fns = {"s": InState(lambda: order.append("s"), state), "p": lambda: order.append("p")}
+    round_robin(fns, 2, calls={"s": 3, "p": 2})
+    assert "".join(order) == "(sss)pp(sss)pp"
+    order.clear()
+    fns["s"]()
+    assert "".join(order) == "(s)"
 
 
 def test_largest_cache_from_sysfs(tmp_path):
