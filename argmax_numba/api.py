@@ -154,22 +154,23 @@ def _run_portable(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
 ) -> Call | None:
     """``_run`` on the portable tier (``kernels.portable``): floats are read as signed
-    integers of their width, whose keys the kernels compute."""
+    integers of their width, whose keys the kernels compute. Returns the call where it
+    ran a serial loop, else None."""
     if view.dtype.kind == "f":
         view = view.view(f"i{view.itemsize}")
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     chosen = portable_kernels(kind, view.itemsize).choose(outer, n, inner, parallel)
     args = (view.reshape(chosen.in_shape), out.reshape(chosen.out_shape), last)
-    if parallel:
-        lock = _parallel.layer_lock()
-        if lock is not None:
-            with lock:
-                chosen.kernel(*args)
-            return None
-    chosen.kernel(*args)
-    if parallel:
-        return None
-    return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, view.dtype)
+    if not parallel:
+        chosen.kernel(*args)
+        return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, view.dtype)
+    lock = _parallel.layer_lock()
+    if lock is None:
+        chosen.kernel(*args)
+    else:
+        with lock:
+            chosen.kernel(*args)
+    return None
 
 
 def _reduce(
