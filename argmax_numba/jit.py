@@ -30,7 +30,7 @@ from numba.extending import intrinsic, overload
 from . import tiers
 from .api import argmax, argmin
 from .dtypes import Extreme, kernel_view
-from .kernels.portable import NARROW_WIDTH, portable_kernels
+from .kernels.portable import portable_kernels
 from .planning import serial
 from .tiers import Tier
 
@@ -264,7 +264,6 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
     kernels = portable_kernels(kind, itemsize)
     rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
     middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
-    narrow_serial, narrow_parallel = kernels.narrow[False], kernels.narrow[True]
     result_shape = _result_shape(keep)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -276,7 +275,10 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
         if outer * inner > 0:
             view = np.ascontiguousarray(data).view(read_type)
             parallel = not serial(outer, n, inner, itemsize)
-            # The loops ``PortableKernels.choose`` chooses from Python.
+            # Two of the loops ``PortableKernels.choose`` chooses from: each loop that
+            # a user's function calls is compiled with it, so its first compile takes
+            # longer for every loop linked in (docs/performance.md, "The portable
+            # tier's loops from compiled code").
             if inner == 1:
                 x2 = view.reshape((outer, n))
                 if parallel:
@@ -285,12 +287,7 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
                     rows_serial(x2, out, last)
             else:
                 x3, o2 = view.reshape((outer, n, inner)), out.reshape((outer, inner))
-                if inner < NARROW_WIDTH:
-                    if parallel:
-                        narrow_parallel(x3, o2, last)
-                    else:
-                        narrow_serial(x3, o2, last)
-                elif parallel:
+                if parallel:
                     middle_parallel(x3, o2, last)
                 else:
                     middle_serial(x3, o2, last)

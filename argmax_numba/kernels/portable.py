@@ -5,7 +5,7 @@ numba, CPU and Python that numba supports, and under ``NUMBA_DISABLE_JIT=1`` the
 plain Python. They are also the slow, obvious twin that the fast kernels are tested
 against.
 
-Three loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
+Four loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
 * ``reduce_rows`` for the last axis (``inner == 1``): a row of at most BLOCK elements in
   one plain pass, many rows to a task; a longer one is searched a chunk of
@@ -13,8 +13,9 @@ Three loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
   vectorises); only where that beats the best so far is its place looked for, read again
   from cache: first the block of BLOCK elements that holds it, then the place in the
   block (the least or greatest place that holds it: a vectorised reduction too, not a
-  loop that stops at the first hit). Fewer than PIECES long rows are cut into pieces, so
-  that all threads share them.
+  loop that stops at the first hit).
+* ``reduce_row_pieces`` for fewer than PIECES rows of at least 2 * PIECE elements: each
+  row is cut into pieces searched as above on all threads, then merged.
 * ``reduce_middle`` for every other axis: each task owns a stretch of up to STRETCH
   inner positions of one block ``x[o]`` and folds the ``n`` rows into a best key and row
   number per position, a row at a time, so that the input is read once, in memory order,
@@ -24,6 +25,10 @@ Three loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
 * ``reduce_narrow`` for blocks ``x[o]`` narrower than NARROW_WIDTH: consecutive rows are
   read side by side as one wide row, folded the same way, and each column's lanes
   merged at the end, so that the vectorised loops are wide however narrow the block.
+
+Calls from Python take the loop that ``PortableKernels.choose`` chooses; users' compiled
+functions call ``reduce_rows`` and ``reduce_middle`` only, as every loop they call is
+compiled with them (``jit.py``).
 
 Elements are compared through integer keys, exactly as the fast kernels compare them:
 integers are their own keys; a float's key is computed from its bits (the caller passes
@@ -178,16 +183,15 @@ def search_row(row, last):
             for i in range(block.size):
                 hit |= key(block[i]) == top
             if hit:
+                # The greatest place that holds ``top``, or the least as the greatest
+                # of the places negated (``(i ^ m) - m`` is ``-i`` where ``m`` is -1):
+                # one loop for both, so that the loop is compiled once.
                 size = block.size
-                if last:
-                    place = -1
-                    for i in range(size):
-                        place = max(place, i if key(block[i]) == top else -1)
-                else:
-                    place = size
-                    for i in range(size):
-                        place = min(place, i if key(block[i]) == top else size)
-                at = c0 + b * BLOCK + place
+                m = 0 if last else -1
+                place = -size
+                for i in range(size):
+                    place = max(place, (i ^ m) - m if key(block[i]) == top else -size)
+                at = c0 + b * BLOCK + ((place ^ m) - m)
                 break
     return best, at
 
@@ -208,12 +212,15 @@ def reduce_rows(x, out, last):
                         at = i
                 out[o] = at
         return
-    if outer >= PIECES or n < 2 * PIECE:
-        for o in prange(outer):
-            out[o] = search(x[o], last)[1]
-        return
-    # Few long rows: each row is cut into pieces of at least PIECE elements, about
-    # PIECES in all, searched in parallel; then each row's pieces are merged in order.
+    for o in prange(outer):
+        out[o] = search(x[o], last)[1]
+
+
+def reduce_row_pieces(x, out, last):
+    # Fewer than PIECES rows of at least 2 * PIECE elements (``PortableKernels.choose``):
+    # each row is cut into pieces of at least PIECE elements, about PIECES in all,
+    # searched in parallel; then each row's pieces are merged in order.
+    outer, n = x.shape
     pieces = min(n // PIECE, (PIECES + outer - 1) // outer)
     size = (n + pieces - 1) // pieces
     tops = np.empty(outer * pieces, x.dtype)
@@ -347,6 +354,12 @@ class PortableKernels:
             p: _compile(reduce_rows, f"portable_rows_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
         }
+        self.row_pieces = {
+            p: _compile(
+                reduce_row_pieces, f"portable_pieces_{tag}_{'par' if p else 'ser'}", bound, p
+            )
+            for p in (False, True)
+        }
         self.middle = {
             p: _compile(reduce_middle, f"portable_middle_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
@@ -360,7 +373,9 @@ class PortableKernels:
         """The loop for a C-contiguous input (floats as signed integers) seen as
         ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
         if inner == 1:
-            return PortableCall(self.rows[parallel], (outer, n), (outer,))
+            few_long = outer < PIECES and n >= 2 * PIECE
+            kernels = self.row_pieces if few_long else self.rows
+            return PortableCall(kernels[parallel], (outer, n), (outer,))
         kernels = self.narrow if inner < NARROW_WIDTH else self.middle
         return PortableCall(kernels[parallel], (outer, n, inner), (outer, inner))
 
