@@ -188,14 +188,18 @@ def _reduce(
 
 
 @contextmanager
-def on_tier(tier: Tier) -> Iterator[None]:
+def on_tier(tier: Tier, plans: dict | None = None) -> Iterator[None]:
     """Run the process's calls from Python on ``tier`` for a while, with a store of
-    remembered calls of its own (tests and the benchmark compare the tiers in one
-    process; compiled callers keep the tier they were compiled with)."""
+    remembered calls of its own: ``plans``, where given (kept by the caller from one
+    stay on the tier to the next), else a new one if the tier is another (tests and the
+    benchmark compare the tiers in one process; compiled callers keep the tier they
+    were compiled with)."""
     global _PLANS
     saved_tier, saved_plans = tiers.current(), _PLANS
     tiers.use(tier)
-    _PLANS = {} if tier != saved_tier else saved_plans
+    if plans is None:
+        plans = {} if tier != saved_tier else saved_plans
+    _PLANS = plans
     try:
         yield
     finally:

@@ -9,7 +9,6 @@ kernel shows up in the row's notes instead of passing silently.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -104,19 +103,8 @@ def _on_the_portable_tier(argmax, x: np.ndarray, axis: int, last: int) -> InStat
     from .. import api, tiers
 
     own_plans: dict = {}
-
-    @contextmanager
-    def portable():
-        tier, plans = tiers.current(), api._PLANS
-        tiers.use(tiers.Tier.PORTABLE)
-        api._PLANS = own_plans
-        try:
-            yield
-        finally:
-            tiers.use(tier)
-            api._PLANS = plans
-
-    return InState(lambda: argmax(x, axis, 1, last), portable)
+    portable = tiers.Tier.PORTABLE
+    return InState(lambda: argmax(x, axis, 1, last), lambda: api.on_tier(portable, own_plans))
 
 
 def _competitors(case: Case, x: np.ndarray, argmax, argmin, row: Row) -> dict[str, Callable]:
