@@ -5,7 +5,7 @@ numba, CPU and Python that numba supports, and under ``NUMBA_DISABLE_JIT=1`` the
 plain Python. They are also the slow, obvious twin that the fast kernels are tested
 against.
 
-Four loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
+Five loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
 * ``reduce_rows`` for the last axis (``inner == 1``): a row of at most BLOCK elements in
   one plain pass, many rows to a task; a longer one is searched a chunk of
@@ -20,11 +20,14 @@ Four loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`
   inner positions of one block ``x[o]`` and folds the ``n`` rows into a best key and row
   number per position, a row at a time, so that the input is read once, in memory order,
   in loops across the positions that LLVM vectorises. Row numbers are kept as narrow as
-  the keys (at least 16 bits) within a group of rows they can count, and merged into
-  the whole block's after each group.
+  the keys (at least 16 bits, at most 32) within a group of rows they can count, and
+  merged into the whole block's after each group.
 * ``reduce_narrow`` for blocks ``x[o]`` narrower than NARROW_WIDTH: consecutive rows are
   read side by side as one wide row, folded the same way, and each column's lanes
   merged at the end, so that the vectorised loops are wide however narrow the block.
+* ``reduce_tiles`` for narrow blocks of few rows (``tiled``), too few for wide rows:
+  the blocks of a tile are copied side by side, row ``r`` of every block into row ``r``
+  of the tile, whose rows are then folded as ``reduce_middle`` folds a block's.
 
 Calls from Python take the loop that ``PortableKernels.choose`` chooses; users' compiled
 functions call ``reduce_rows`` and ``reduce_middle`` only, as every loop they call is
@@ -57,9 +60,13 @@ __all__ = [
     "PIECES",
     "STRETCH",
     "TASK_ELEMENTS",
+    "TILE_BYTES",
+    "TILE_LANES",
+    "TILE_ROWS",
     "PortableCall",
     "PortableKernels",
     "portable_kernels",
+    "tiled",
 ]
 
 # Elements of a row whose largest key is found before its place is looked for ...
@@ -79,8 +86,17 @@ NARROW_WIDTH = 64
 # ... which, like the short rows of ``reduce_rows``, takes about this many elements a task.
 TASK_ELEMENTS = 1 << 14
 
+# Narrow blocks of at most TILE_ROWS rows (by the elements' item size) and TILE_BYTES
+# bytes go to ``reduce_tiles``, whose tiles are TILE_LANES elements wide
+# (docs/performance.md, "Narrow blocks of few rows copied into tiles").
+TILE_ROWS = {1: 64, 2: 64, 4: 32, 8: 16}
+TILE_BYTES = 2048
+TILE_LANES = 512
+
 # Row numbers within a group of ``reduce_middle``, by the elements' item size.
-_ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int64}
+# 32 bits for 64-bit elements too: fewer bytes to carry, and a group of 2**31 - 1 rows
+# (docs/performance.md, "Narrow blocks of few rows copied into tiles").
+_ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int32}
 
 
 def inverted(v):
@@ -307,6 +323,45 @@ def reduce_narrow(x, out, last):
                 out[o, c] = row
 
 
+def reduce_tiles(x, out, last):
+    # Narrow blocks x[o] of few rows (``tiled``): a tile of ``g`` blocks is copied into
+    # ``tile``, row ``r`` of block ``g`` into row ``r`` at lanes ``g * inner`` on, in
+    # memory order of the input; then the tile's rows are folded as ``reduce_middle``
+    # folds a block's. Many tiles to a task.
+    outer, n, inner = x.shape
+    blocks = max(1, TILE_LANES // inner)  # a tile's
+    width = blocks * inner
+    tiles = (outer + blocks - 1) // blocks
+    per = max(1, TASK_ELEMENTS // (width * n))
+    for t in prange((tiles + per - 1) // per):
+        tile = np.empty((n, width), x.dtype)
+        best = np.empty(width, x.dtype)
+        at = np.empty(width, row_number)
+        for q in range(t * per, min(t * per + per, tiles)):
+            o0 = q * blocks
+            g1 = min(blocks, outer - o0)
+            w = g1 * inner
+            for g in range(g1):
+                for r in range(n):
+                    for c in range(inner):
+                        tile[r, g * inner + c] = x[o0 + g, r, c]
+            for j in range(w):
+                best[j] = key(tile[0, j])
+                at[j] = 0
+            for r in range(1, n):
+                fold(tile[r, :w], best[:w], at[:w], row_number(r), last)
+            for g in range(g1):
+                for c in range(inner):
+                    out[o0 + g, c] = at[g * inner + c]
+
+
+def tiled(n: int, inner: int, itemsize: int) -> bool:
+    """Whether blocks ``x[o]`` of ``n`` rows of ``inner`` elements of ``itemsize`` bytes go
+    to ``reduce_tiles``: narrow ones of so few rows that ``reduce_narrow`` would fold few
+    wide rows, if any, and merge the rest one element at a time."""
+    return inner < NARROW_WIDTH and n <= TILE_ROWS[itemsize] and n * inner * itemsize <= TILE_BYTES
+
+
 def _bind(fn, name: str, bound: dict):
     """``fn`` with ``bound`` as extra globals, under ``name``."""
     bound_fn = FunctionType(fn.__code__, {**fn.__globals__, **bound}, name, fn.__defaults__)
@@ -336,6 +391,7 @@ class PortableKernels:
     by numba on first use)."""
 
     def __init__(self, kind: int, itemsize: int):
+        self.itemsize = itemsize
         numbers = _ROW_NUMBERS[itemsize]
         key_fn = _key_function(kind, itemsize)
         tag = f"k{kind}_b{itemsize}"
@@ -368,6 +424,10 @@ class PortableKernels:
             p: _compile(reduce_narrow, f"portable_narrow_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
         }
+        self.tiles = {
+            p: _compile(reduce_tiles, f"portable_tiles_{tag}_{'par' if p else 'ser'}", bound, p)
+            for p in (False, True)
+        }
 
     def choose(self, outer: int, n: int, inner: int, parallel: bool) -> PortableCall:
         """The loop for a C-contiguous input (floats as signed integers) seen as
@@ -376,7 +436,10 @@ class PortableKernels:
             few_long = outer < PIECES and n >= 2 * PIECE
             kernels = self.row_pieces if few_long else self.rows
             return PortableCall(kernels[parallel], (outer, n), (outer,))
-        kernels = self.narrow if inner < NARROW_WIDTH else self.middle
+        if tiled(n, inner, self.itemsize):
+            kernels = self.tiles
+        else:
+            kernels = self.narrow if inner < NARROW_WIDTH else self.middle
         return PortableCall(kernels[parallel], (outer, n, inner), (outer, inner))
 
 

@@ -225,6 +225,50 @@ def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
                 np.testing.assert_array_equal(argmax(x, 1, 0, last), want, err_msg=str(places))
 
 
+@pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
+def test_narrow_blocks_of_few_rows_copied_into_tiles(dtype, kernel_path, monkeypatch, searched_by):
+    # The portable tier copies narrow blocks of few rows side by side into tiles of
+    # TILE_LANES lanes: several tiles, a last one part full, one block fewer than a tile
+    # holds, blocks of one row, and the most rows and bytes a tiled block may have.
+    use_tier(monkeypatch, "portable")
+    rng = np.random.default_rng(9)
+    size = dtype.itemsize
+    most_rows = portable.TILE_ROWS[size]
+    widest = min(portable.NARROW_WIDTH - 1, portable.TILE_BYTES // (most_rows * size))
+    for n, inner in ((16, 3), (1, 5), (most_rows, widest), (2, portable.NARROW_WIDTH - 1)):
+        blocks = max(1, portable.TILE_LANES // inner)  # a tile's
+        kernels = portable.portable_kernels(0, size)
+        for outer in (1, blocks - 1, 2 * blocks + 5):
+            assert kernels.choose(outer, n, inner, False).kernel is kernels.tiles[False]
+            x = random_tensor(dtype, (outer, n, inner), rng, special=0.2)
+            for keep, last in itertools.product((0, 1), (0, 1)):
+                want = onnx_argmax(x, 1, keep, last)
+                got = argmax(x, 1, keep, last)
+                np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[2], INTS[0]], ids=str)
+def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypatch, searched_by):
+    # The portable tier numbers the rows of the middle axis in groups of as many rows as
+    # its 16-bit row numbers count (8- and 16-bit elements), merged after each group: the
+    # extreme must be found in any group, the first or the last of ties across groups,
+    # a NaN above all.
+    use_tier(monkeypatch, "portable")
+    group = np.iinfo(np.int16).max
+    n, inner = 2 * group + 3, portable.NARROW_WIDTH
+    rng = np.random.default_rng(10)
+    base = random_tensor(dtype, (n, inner), rng, special=0) + dtype.type(2)  # 2 to 7
+    tops = (9, np.nan) if dtype in FLOATS else (9,)
+    for top in tops:
+        x = base.copy()
+        x[group - 1, 0] = x[group, 1] = x[n - 1, 2] = top  # one in each group
+        x[1, 3] = x[group + 1, 3] = x[2 * group + 1, 3] = top  # ties across the groups
+        x[group, 4] = x[group + 1, 4] = top  # ties across a group's border
+        for last in (0, 1):
+            want = onnx_argmax(x, 0, 0, last)
+            np.testing.assert_array_equal(argmax(x, 0, 0, last), want, err_msg=f"{top}")
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], FLOATS[3], INTS[0]], ids=str)
 def test_the_portable_tier_repeats_a_remembered_call(dtype, monkeypatch):
     # A small call on the portable tier remembers its loop, with floats read as the
