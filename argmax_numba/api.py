@@ -33,7 +33,6 @@ class Call(NamedTuple):
     out_shape: tuple[int, ...]  # the output as the driver writes it
     extra: tuple[int, ...]  # the driver's arguments after ``last``; the task's address last
     tier: Tier = Tier.FAST  # the tier the driver belongs to
-    reads_as: np.dtype | None = None  # the dtype it reads the input as, if not the view's
 
 
 class RememberedCall(NamedTuple):
@@ -153,17 +152,14 @@ def _run(
 def _run_portable(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
 ) -> Call | None:
-    """``_run`` on the portable tier (``kernels.portable``): floats are read as signed
-    integers of their width, whose keys the kernels compute. Returns the call where it
-    ran a serial loop, else None."""
-    if view.dtype.kind == "f":
-        view = view.view(f"i{view.itemsize}")
+    """``_run`` on the portable tier (``kernels.portable``). Returns the call where it ran
+    a serial loop, else None."""
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     chosen = portable_kernels(kind, view.itemsize).choose(outer, n, inner, parallel)
     args = (view.reshape(chosen.in_shape), out.reshape(chosen.out_shape), last)
     if not parallel:
         chosen.kernel(*args)
-        return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, view.dtype)
+        return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE)
     lock = _parallel.layer_lock()
     if lock is None:
         chosen.kernel(*args)
@@ -236,7 +232,7 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     own = _takes_own_dtype(x, view, call, last)
-    reads = view.dtype if call.reads_as is None else call.reads_as
+    reads = view.dtype
     if result_shape == call.out_shape:
         out_shape = None
     else:

@@ -258,9 +258,8 @@ def _result_shape(keep: int):
 
 def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extents):
     """The implementation on the portable tier: the portable kernels, called by name."""
-    # Floats are read as signed integers of their width (``kernels.portable``).
-    read_as = np.dtype(f"i{view_dtype.itemsize}") if view_dtype.kind == "f" else view_dtype
-    read_type, itemsize = read_as.type, read_as.itemsize
+    # (The loops read float32 and float64 as signed integers of their width themselves.)
+    itemsize = view_dtype.itemsize
     kernels = portable_kernels(kind, itemsize)
     rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
     middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
@@ -273,7 +272,7 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
         # leaves out the huge-page advice of ``_output``, made of numba's internals.)
         out = np.empty(outer * inner, np.int64)
         if outer * inner > 0:
-            view = np.ascontiguousarray(data).view(read_type)
+            view = np.ascontiguousarray(data)
             parallel = not serial(outer, n, inner, itemsize)
             # Two of the loops ``PortableKernels.choose`` chooses from: each loop that
             # a user's function calls is compiled with it, so its first compile takes

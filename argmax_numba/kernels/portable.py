@@ -34,8 +34,9 @@ functions call ``reduce_rows`` and ``reduce_middle`` only, as every loop they ca
 compiled with them (``jit.py``).
 
 Elements are compared through integer keys, exactly as the fast kernels compare them:
-integers are their own keys; a float's key is computed from its bits (the caller passes
-floats as signed integers of the same width), ordered as the floats are, with every NaN
+integers are their own keys; a float's key is computed from its bits (the loops read
+float32 and float64 as signed integers of the same width, ``integer_view``; the caller
+passes float16 and bfloat16 so), ordered as the floats are, with every NaN
 above +inf and ``-0.0 == +0.0``. Keys are computed at the elements' own width, so that
 the vectorised loops take as many elements at once as the data allows.
 """
@@ -47,7 +48,7 @@ from types import FunctionType
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 from numba.extending import overload
 
 from ..dtypes import FLOAT_BITS, KeyKind, flip_mask
@@ -110,6 +111,21 @@ def _inverted_typed(v):
     # numba types ``~`` of a narrow integer as a 64-bit one: cast back to the type of v.
     cast = np.dtype(str(v)).type
     return lambda v: cast(~v)
+
+
+def integer_view(x):
+    """``x`` itself, or a float32 or float64 array's view as the signed integers of its
+    width, whose keys the loops compute. (Done inside the loops rather than by their
+    callers, whose view would cost a small call from Python about a tenth of its time.)"""
+    return x.view(f"i{x.itemsize}") if x.dtype.kind == "f" else x
+
+
+@overload(integer_view, inline="always")
+def _integer_view_typed(x):
+    if isinstance(x.dtype, types.Float):
+        bits = np.dtype(f"i{x.dtype.bitwidth // 8}").type
+        return lambda x: x.view(bits)
+    return lambda x: x
 
 
 def _key_function(kind: int, itemsize: int):
@@ -213,6 +229,7 @@ def search_row(row, last):
 
 
 def reduce_rows(x, out, last):
+    x = integer_view(x)
     outer, n = x.shape
     if n <= BLOCK:
         # Short rows: one plain pass each, many rows to a task.
@@ -236,6 +253,7 @@ def reduce_row_pieces(x, out, last):
     # Fewer than PIECES rows of at least 2 * PIECE elements (``PortableKernels.choose``):
     # each row is cut into pieces of at least PIECE elements, about PIECES in all,
     # searched in parallel; then each row's pieces are merged in order.
+    x = integer_view(x)
     outer, n = x.shape
     pieces = min(n // PIECE, (PIECES + outer - 1) // outer)
     size = (n + pieces - 1) // pieces
@@ -254,6 +272,7 @@ def reduce_row_pieces(x, out, last):
 
 
 def reduce_middle(x, out, last):
+    x = integer_view(x)
     outer, n, inner = x.shape
     stretches = (inner + STRETCH - 1) // STRETCH
     for t in prange(outer * stretches):
@@ -289,6 +308,7 @@ def reduce_narrow(x, out, last):
     # side make one wide row of ``m * inner`` lanes, folded as ``reduce_middle`` folds
     # rows; then each column's ``m`` lanes are merged, and the rows after the last whole
     # wide row taken in. Many blocks to a task.
+    x = integer_view(x)
     outer, n, inner = x.shape
     m = max(1, NARROW_WIDTH // inner)
     width = m * inner
@@ -328,6 +348,7 @@ def reduce_tiles(x, out, last):
     # ``tile``, row ``r`` of block ``g`` into row ``r`` at lanes ``g * inner`` on, in
     # memory order of the input; then the tile's rows are folded as ``reduce_middle``
     # folds a block's. Many tiles to a task.
+    x = integer_view(x)
     outer, n, inner = x.shape
     blocks = max(1, TILE_LANES // inner)  # a tile's
     width = blocks * inner
@@ -430,7 +451,7 @@ class PortableKernels:
         }
 
     def choose(self, outer: int, n: int, inner: int, parallel: bool) -> PortableCall:
-        """The loop for a C-contiguous input (floats as signed integers) seen as
+        """The loop for a C-contiguous input (16-bit floats as signed integers) seen as
         ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
         if inner == 1:
             few_long = outer < PIECES and n >= 2 * PIECE

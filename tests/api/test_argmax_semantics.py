@@ -271,7 +271,7 @@ def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypa
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], FLOATS[3], INTS[0]], ids=str)
 def test_the_portable_tier_repeats_a_remembered_call(dtype, monkeypatch):
-    # A small call on the portable tier remembers its loop, with floats read as the
+    # A small call on the portable tier remembers its loop, which reads floats as the
     # integers of their width: the next call of the same kind runs it without choosing
     # again, and still answers right (NaN, -0.0 and ties included).
     use_tier(monkeypatch, "portable")
