@@ -258,8 +258,9 @@ def _result_shape(keep: int):
 
 def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extents):
     """The implementation on the portable tier: the portable kernels, called by name."""
-    # (The loops read float32 and float64 as signed integers of their width themselves.)
+    # Floats are read as signed integers of their width (``kernels.portable``).
     itemsize = view_dtype.itemsize
+    read_type = np.dtype(f"i{itemsize}").type if view_dtype.kind == "f" else view_dtype.type
     kernels = portable_kernels(kind, itemsize)
     rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
     middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
@@ -272,7 +273,7 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
         # leaves out the huge-page advice of ``_output``, made of numba's internals.)
         out = np.empty(outer * inner, np.int64)
         if outer * inner > 0:
-            view = np.ascontiguousarray(data)
+            view = np.ascontiguousarray(data).view(read_type)
             parallel = not serial(outer, n, inner, itemsize)
             # Two of the loops ``PortableKernels.choose`` chooses from: each loop that
             # a user's function calls is compiled with it, so its first compile takes

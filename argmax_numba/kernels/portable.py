@@ -34,9 +34,10 @@ functions call ``reduce_rows`` and ``reduce_middle`` only, as every loop they ca
 compiled with them (``jit.py``).
 
 Elements are compared through integer keys, exactly as the fast kernels compare them:
-integers are their own keys; a float's key is computed from its bits (the loops read
-float32 and float64 as signed integers of the same width, ``integer_view``; the caller
-passes float16 and bfloat16 so), ordered as the floats are, with every NaN
+integers are their own keys; a float's key is computed from its bits (the loops take
+floats as the signed integers of their width: calls from Python pass float32 and float64
+through a small compiled function that makes that view, ``read_floats``), ordered as the
+floats are, with every NaN
 above +inf and ``-0.0 == +0.0``. Keys are computed at the elements' own width, so that
 the vectorised loops take as many elements at once as the data allows.
 """
@@ -115,8 +116,7 @@ def _inverted_typed(v):
 
 def integer_view(x):
     """``x`` itself, or a float32 or float64 array's view as the signed integers of its
-    width, whose keys the loops compute. (Done inside the loops rather than by their
-    callers, whose view would cost a small call from Python about a tenth of its time.)"""
+    width, whose keys the loops compute."""
     return x.view(f"i{x.itemsize}") if x.dtype.kind == "f" else x
 
 
@@ -166,8 +166,9 @@ def _key_function(kind: int, itemsize: int):
 
 # Bound by ``PortableKernels`` for one key kind and item size: the key of an element,
 # ``fold_row`` and ``search_row`` compiled with it, the type of row numbers within a group
-# (``_ROW_NUMBERS``) and the rows a group holds (as many as those count).
-key = fold = search = row_number = GROUP = None
+# (``_ROW_NUMBERS``) and the rows a group holds (as many as those count); and, for
+# ``read_floats``, the loop it calls.
+key = fold = search = row_number = GROUP = loop = None
 
 
 def fold_row(row, best, at, r, last):
@@ -229,7 +230,6 @@ def search_row(row, last):
 
 
 def reduce_rows(x, out, last):
-    x = integer_view(x)
     outer, n = x.shape
     if n <= BLOCK:
         # Short rows: one plain pass each, many rows to a task.
@@ -253,7 +253,6 @@ def reduce_row_pieces(x, out, last):
     # Fewer than PIECES rows of at least 2 * PIECE elements (``PortableKernels.choose``):
     # each row is cut into pieces of at least PIECE elements, about PIECES in all,
     # searched in parallel; then each row's pieces are merged in order.
-    x = integer_view(x)
     outer, n = x.shape
     pieces = min(n // PIECE, (PIECES + outer - 1) // outer)
     size = (n + pieces - 1) // pieces
@@ -272,7 +271,6 @@ def reduce_row_pieces(x, out, last):
 
 
 def reduce_middle(x, out, last):
-    x = integer_view(x)
     outer, n, inner = x.shape
     stretches = (inner + STRETCH - 1) // STRETCH
     for t in prange(outer * stretches):
@@ -308,7 +306,6 @@ def reduce_narrow(x, out, last):
     # side make one wide row of ``m * inner`` lanes, folded as ``reduce_middle`` folds
     # rows; then each column's ``m`` lanes are merged, and the rows after the last whole
     # wide row taken in. Many blocks to a task.
-    x = integer_view(x)
     outer, n, inner = x.shape
     m = max(1, NARROW_WIDTH // inner)
     width = m * inner
@@ -348,7 +345,6 @@ def reduce_tiles(x, out, last):
     # ``tile``, row ``r`` of block ``g`` into row ``r`` at lanes ``g * inner`` on, in
     # memory order of the input; then the tile's rows are folded as ``reduce_middle``
     # folds a block's. Many tiles to a task.
-    x = integer_view(x)
     outer, n, inner = x.shape
     blocks = max(1, TILE_LANES // inner)  # a tile's
     width = blocks * inner
@@ -374,6 +370,15 @@ def reduce_tiles(x, out, last):
             for g in range(g1):
                 for c in range(inner):
                     out[o0 + g, c] = at[g * inner + c]
+
+
+def read_floats(x, out, last):
+    # A float32 or float64 input passed to ``loop`` as the integers of its width: made in
+    # compiled code, the view costs a small call from Python less than numpy's (about
+    # 0.15 us), and the loops keep the one compiled version that compiled callers use
+    # (docs/performance.md, "The portable tier's floats viewed as integers in compiled
+    # code").
+    loop(integer_view(x), out, last)
 
 
 def tiled(n: int, inner: int, itemsize: int) -> bool:
@@ -402,7 +407,7 @@ class PortableCall(NamedTuple):
     it takes the input and the result in. It is called as ``kernel(x, out, last)``,
     ``last`` an int (0 or 1: one compiled version for every caller)."""
 
-    kernel: Any  # a numba dispatcher
+    kernel: Any  # a numba dispatcher: the loop, or ``read_floats`` bound to it
     in_shape: tuple[int, ...]
     out_shape: tuple[int, ...]
 
@@ -413,6 +418,9 @@ class PortableKernels:
 
     def __init__(self, kind: int, itemsize: int):
         self.itemsize = itemsize
+        # float32 and float64 come from Python as they are (``read_floats``).
+        self.reads_floats = KeyKind(kind).format in (KeyKind.F32, KeyKind.F64)
+        self._readers: dict[Any, Any] = {}
         numbers = _ROW_NUMBERS[itemsize]
         key_fn = _key_function(kind, itemsize)
         tag = f"k{kind}_b{itemsize}"
@@ -451,17 +459,29 @@ class PortableKernels:
         }
 
     def choose(self, outer: int, n: int, inner: int, parallel: bool) -> PortableCall:
-        """The loop for a C-contiguous input (16-bit floats as signed integers) seen as
+        """The loop for a C-contiguous input (float16 and bfloat16 as int16) seen as
         ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
         if inner == 1:
             few_long = outer < PIECES and n >= 2 * PIECE
             kernels = self.row_pieces if few_long else self.rows
-            return PortableCall(kernels[parallel], (outer, n), (outer,))
+            return PortableCall(self._entry(kernels[parallel]), (outer, n), (outer,))
         if tiled(n, inner, self.itemsize):
             kernels = self.tiles
         else:
             kernels = self.narrow if inner < NARROW_WIDTH else self.middle
-        return PortableCall(kernels[parallel], (outer, n, inner), (outer, inner))
+        return PortableCall(self._entry(kernels[parallel]), (outer, n, inner), (outer, inner))
+
+    def _entry(self, loop):
+        """What a call from Python calls to run ``loop``: the loop itself, or, for float32
+        and float64, ``read_floats`` bound to it (made once per loop)."""
+        if not self.reads_floats:
+            return loop
+        reader = self._readers.get(loop)
+        if reader is None:
+            name = f"portable_read_floats_{loop.__name__}"
+            bound = _bind(read_floats, name, {"loop": loop, "integer_view": integer_view})
+            reader = self._readers[loop] = njit(nogil=True, cache=True)(bound)
+        return reader
 
 
 @functools.cache
