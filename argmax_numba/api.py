@@ -232,14 +232,13 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     own = _takes_own_dtype(x, view, call, last)
-    reads = view.dtype
     if result_shape == call.out_shape:
         out_shape = None
     else:
         out_shape = FLAT if len(call.out_shape) == 1 else call.out_shape
     _PLANS[key] = RememberedCall(
         call.entry,
-        None if reads is x.dtype or own else reads,
+        None if view.dtype is x.dtype or own else view.dtype,
         None if call.in_shape == x.shape else call.in_shape,
         result_shape,
         out_shape,

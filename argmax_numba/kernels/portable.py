@@ -37,9 +37,9 @@ Elements are compared through integer keys, exactly as the fast kernels compare 
 integers are their own keys; a float's key is computed from its bits (the loops take
 floats as the signed integers of their width: calls from Python pass float32 and float64
 through a small compiled function that makes that view, ``read_floats``), ordered as the
-floats are, with every NaN
-above +inf and ``-0.0 == +0.0``. Keys are computed at the elements' own width, so that
-the vectorised loops take as many elements at once as the data allows.
+floats are, with every NaN above +inf and ``-0.0 == +0.0``. Keys are computed at the
+elements' own width, so that the vectorised loops take as many elements at once as the
+data allows.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from types import FunctionType
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, prange
 from numba.extending import overload
 
 from ..dtypes import FLOAT_BITS, KeyKind, flip_mask
@@ -114,20 +114,6 @@ def _inverted_typed(v):
     return lambda v: cast(~v)
 
 
-def integer_view(x):
-    """``x`` itself, or a float32 or float64 array's view as the signed integers of its
-    width, whose keys the loops compute."""
-    return x.view(f"i{x.itemsize}") if x.dtype.kind == "f" else x
-
-
-@overload(integer_view, inline="always")
-def _integer_view_typed(x):
-    if isinstance(x.dtype, types.Float):
-        bits = np.dtype(f"i{x.dtype.bitwidth // 8}").type
-        return lambda x: x.view(bits)
-    return lambda x: x
-
-
 def _key_function(kind: int, itemsize: int):
     """The key of one element of key kind ``kind`` and ``itemsize`` bytes, as an inlined
     numba function. ArgMin's kinds flip the element's bits first (``dtypes.flip_mask``),
@@ -167,8 +153,8 @@ def _key_function(kind: int, itemsize: int):
 # Bound by ``PortableKernels`` for one key kind and item size: the key of an element,
 # ``fold_row`` and ``search_row`` compiled with it, the type of row numbers within a group
 # (``_ROW_NUMBERS``) and the rows a group holds (as many as those count); and, for
-# ``read_floats``, the loop it calls.
-key = fold = search = row_number = GROUP = loop = None
+# ``read_floats``, the loop it calls and the integer type it views the input as.
+key = fold = search = row_number = GROUP = loop = bits = None
 
 
 def fold_row(row, best, at, r, last):
@@ -378,7 +364,7 @@ def read_floats(x, out, last):
     # 0.15 us), and the loops keep the one compiled version that compiled callers use
     # (docs/performance.md, "The portable tier's floats viewed as integers in compiled
     # code").
-    loop(integer_view(x), out, last)
+    loop(x.view(bits), out, last)
 
 
 def tiled(n: int, inner: int, itemsize: int) -> bool:
@@ -479,7 +465,8 @@ class PortableKernels:
         reader = self._readers.get(loop)
         if reader is None:
             name = f"portable_read_floats_{loop.__name__}"
-            bound = _bind(read_floats, name, {"loop": loop, "integer_view": integer_view})
+            bits = np.dtype(f"i{self.itemsize}").type
+            bound = _bind(read_floats, name, {"loop": loop, "bits": bits})
             reader = self._readers[loop] = njit(nogil=True, cache=True)(bound)
         return reader
 

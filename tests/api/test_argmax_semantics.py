@@ -235,9 +235,9 @@ def test_narrow_blocks_of_few_rows_copied_into_tiles(dtype, kernel_path, monkeyp
     size = dtype.itemsize
     most_rows = portable.TILE_ROWS[size]
     widest = min(portable.NARROW_WIDTH - 1, portable.TILE_BYTES // (most_rows * size))
+    kernels = portable.portable_kernels(0, size)
     for n, inner in ((16, 3), (1, 5), (most_rows, widest), (2, portable.NARROW_WIDTH - 1)):
         blocks = max(1, portable.TILE_LANES // inner)  # a tile's
-        kernels = portable.portable_kernels(0, size)
         for outer in (1, blocks - 1, 2 * blocks + 5):
             assert kernels.choose(outer, n, inner, False).kernel is kernels.tiles[False]
             x = random_tensor(dtype, (outer, n, inner), rng, special=0.2)
