@@ -160,19 +160,19 @@ key = fold = search = row_number = GROUP = loop = bits = None
 def fold_row(row, best, at, r, last):
     # Row ``r`` taken into the best keys ``best`` and their rows ``at``, lane by lane:
     # a loop across the lanes, with one comparison per value of ``last``, which LLVM
-    # vectorises.
+    # vectorises. The best key is the maximum of the two, stored in every lane: written
+    # as a choice between them, it became a store of only the changed lanes, much slower
+    # on 8-bit data (docs/performance.md, "The portable tier's running keys stored whole").
     if last:
         for j in range(row.size):
             k, b = key(row[j]), best[j]
-            better = k >= b
-            best[j] = k if better else b
-            at[j] = r if better else at[j]
+            at[j] = r if k >= b else at[j]
+            best[j] = max(k, b)
     else:
         for j in range(row.size):
             k, b = key(row[j]), best[j]
-            better = k > b
-            best[j] = k if better else b
-            at[j] = r if better else at[j]
+            at[j] = r if k > b else at[j]
+            best[j] = max(k, b)
 
 
 def search_row(row, last):
