@@ -5,7 +5,7 @@ numba, CPU and Python that numba supports, and under ``NUMBA_DISABLE_JIT=1`` the
 plain Python. They are also the slow, obvious twin that the fast kernels are tested
 against.
 
-Five loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
+Six loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
 * ``reduce_rows`` for the last axis (``inner == 1``): a row of at most BLOCK elements in
   one plain pass, many rows to a task; a longer one is searched a chunk of
@@ -22,6 +22,10 @@ Five loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`
   in loops across the positions that LLVM vectorises. Row numbers are kept as narrow as
   the keys (at least 16 bits, at most 32) within a group of rows they can count, and
   merged into the whole block's after each group.
+* ``reduce_middle_parts`` for fewer than PIECES blocks of at most PART_WIDTH inner
+  positions, on numba's threads: each block's rows are cut into parts of consecutive
+  rows, each folded over the whole width by one task, which so reads one run of memory
+  in order; then each position's parts are merged in order.
 * ``reduce_narrow`` for blocks ``x[o]`` narrower than NARROW_WIDTH: consecutive rows are
   read side by side as one wide row, folded the same way, and each column's lanes
   merged at the end, so that the vectorised loops are wide however narrow the block.
@@ -58,6 +62,8 @@ __all__ = [
     "BLOCK",
     "CHUNK",
     "NARROW_WIDTH",
+    "PART_ROWS",
+    "PART_WIDTH",
     "PIECE",
     "PIECES",
     "STRETCH",
@@ -83,6 +89,13 @@ PIECE = 1 << 16
 PIECES = 16
 # Inner positions a task of ``reduce_middle`` owns (its running keys stay in L1).
 STRETCH = 1024
+# Fewer than PIECES blocks of at most PART_WIDTH inner positions, and at least
+# 2 * PART_ROWS rows, go to ``reduce_middle_parts`` where they are shared out among
+# numba's threads (serial calls, on inputs in cache, gain nothing by it); its parts have
+# at least PART_ROWS rows (docs/performance.md, "The portable tier's few blocks cut into
+# parts of rows").
+PART_WIDTH = 1 << 14
+PART_ROWS = 16
 # Blocks of fewer inner positions than this go to ``reduce_narrow`` ...
 NARROW_WIDTH = 64
 # ... which, like the short rows of ``reduce_rows``, takes about this many elements a task.
@@ -152,8 +165,9 @@ def _key_function(kind: int, itemsize: int):
 
 # Bound by ``PortableKernels`` for one key kind and item size: the key of an element,
 # ``fold_row`` and ``search_row`` compiled with it, the type of row numbers within a group
-# (``_ROW_NUMBERS``) and the rows a group holds (as many as those count); and, for
-# ``read_floats``, the loop it calls and the integer type it views the input as.
+# (``_ROW_NUMBERS``) and the rows a group holds (as many as those count), and
+# ``fold_rows`` compiled with all these (under its own name); and, for ``read_floats``,
+# the loop it calls and the integer type it views the input as.
 key = fold = search = row_number = GROUP = loop = bits = None
 
 
@@ -256,6 +270,36 @@ def reduce_row_pieces(x, out, last):
         out[o] = at
 
 
+def fold_rows(x, o, r0, r1, j0, width, last):
+    # Rows ``r0`` to ``r1 - 1`` of block ``x[o]``, at ``width`` inner positions from
+    # ``j0`` on, folded a row at a time: in groups of GROUP rows, numbered within the
+    # group in ``row_number``, whose best keys and rows are merged into the whole run's
+    # after each group. Returns the best keys and their rows.
+    best = np.empty(width, x.dtype)  # (floats': their bits')
+    at = np.empty(width, np.int64)
+    group_best = np.empty(width, x.dtype)
+    group_at = np.empty(width, row_number)
+    first = x[o, r0, j0 : j0 + width]
+    for j in range(width):
+        best[j] = key(first[j])
+        at[j] = r0
+    for g0 in range(r0 + 1, r1, GROUP):
+        g1 = g0 + min(GROUP, r1 - g0)  # (g0 + GROUP could overflow)
+        row = x[o, g0, j0 : j0 + width]
+        for j in range(width):
+            group_best[j] = key(row[j])
+            group_at[j] = 0
+        for i in range(g0 + 1, g1):
+            row = x[o, i, j0 : j0 + width]
+            fold(row, group_best, group_at, row_number(i - g0), last)
+        for j in range(width):
+            k, b = group_best[j], best[j]
+            if k > b or (last and k == b):
+                best[j] = k
+                at[j] = g0 + group_at[j]
+    return best, at
+
+
 def reduce_middle(x, out, last):
     outer, n, inner = x.shape
     stretches = (inner + STRETCH - 1) // STRETCH
@@ -263,28 +307,32 @@ def reduce_middle(x, out, last):
         o = t // stretches
         j0 = (t - o * stretches) * STRETCH
         width = min(j0 + STRETCH, inner) - j0
-        best = np.empty(width, x.dtype)  # the block's best keys (floats': their bits')
-        at = np.zeros(width, np.int64)
-        group_best = np.empty(width, x.dtype)
-        group_at = np.empty(width, row_number)
-        first = x[o, 0, j0 : j0 + width]
-        for j in range(width):
-            best[j] = key(first[j])
-        for g0 in range(1, n, GROUP):
-            g1 = g0 + min(GROUP, n - g0)  # (g0 + GROUP could overflow)
-            row = x[o, g0, j0 : j0 + width]
-            for j in range(width):
-                group_best[j] = key(row[j])
-                group_at[j] = 0
-            for i in range(g0 + 1, g1):
-                row = x[o, i, j0 : j0 + width]
-                fold(row, group_best, group_at, row_number(i - g0), last)
-            for j in range(width):
-                k, b = group_best[j], best[j]
+        out[o, j0 : j0 + width] = fold_rows(x, o, 0, n, j0, width, last)[1]
+
+
+def reduce_middle_parts(x, out, last):
+    # Fewer than PIECES blocks of at most PART_WIDTH inner positions, on numba's threads
+    # (``PortableKernels.choose``): each block's rows are cut into parts of at least
+    # PART_ROWS consecutive rows, about PIECES parts in all, each folded over the whole
+    # width by one task; then each position's parts are merged in order.
+    outer, n, inner = x.shape
+    wanted = min(n // PART_ROWS, (PIECES + outer - 1) // outer)  # parts of a block
+    size = (n + wanted - 1) // wanted
+    parts = (n + size - 1) // size  # as many as hold rows
+    tops = np.empty((outer * parts, inner), x.dtype)
+    places = np.empty((outer * parts, inner), np.int64)
+    for t in prange(outer * parts):
+        o, p = t // parts, t % parts
+        tops[t], places[t] = fold_rows(x, o, p * size, min(p * size + size, n), 0, inner, last)
+    for o in prange(outer):
+        best, at = tops[o * parts], places[o * parts]
+        for t in range(o * parts + 1, o * parts + parts):
+            for j in range(inner):
+                k, b = tops[t, j], best[j]
                 if k > b or (last and k == b):
                     best[j] = k
-                    at[j] = g0 + group_at[j]
-        out[o, j0 : j0 + width] = at
+                    at[j] = places[t, j]
+        out[o] = at
 
 
 def reduce_narrow(x, out, last):
@@ -421,6 +469,7 @@ class PortableKernels:
             "row_number": numbers,
             "GROUP": int(np.iinfo(numbers).max),
         }
+        bound["fold_rows"] = njit(nogil=True)(_bind(fold_rows, f"portable_fold_rows_{tag}", bound))
         self.rows = {
             p: _compile(reduce_rows, f"portable_rows_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
@@ -433,6 +482,12 @@ class PortableKernels:
         }
         self.middle = {
             p: _compile(reduce_middle, f"portable_middle_{tag}_{'par' if p else 'ser'}", bound, p)
+            for p in (False, True)
+        }
+        self.middle_parts = {
+            p: _compile(
+                reduce_middle_parts, f"portable_parts_{tag}_{'par' if p else 'ser'}", bound, p
+            )
             for p in (False, True)
         }
         self.narrow = {
@@ -453,8 +508,12 @@ class PortableKernels:
             return PortableCall(self._entry(kernels[parallel]), (outer, n), (outer,))
         if tiled(n, inner, self.itemsize):
             kernels = self.tiles
+        elif inner < NARROW_WIDTH:
+            kernels = self.narrow
+        elif parallel and outer < PIECES and inner <= PART_WIDTH and n >= 2 * PART_ROWS:
+            kernels = self.middle_parts
         else:
-            kernels = self.narrow if inner < NARROW_WIDTH else self.middle
+            kernels = self.middle
         return PortableCall(self._entry(kernels[parallel]), (outer, n, inner), (outer, inner))
 
     def _entry(self, loop):

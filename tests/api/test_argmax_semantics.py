@@ -247,15 +247,55 @@ def test_narrow_blocks_of_few_rows_copied_into_tiles(dtype, kernel_path, monkeyp
                 np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
 
 
+@pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], INTS[0]], ids=str)
+def test_few_blocks_cut_into_parts_of_rows(dtype, monkeypatch, searched_by):
+    # On numba's threads, the portable tier cuts the rows of fewer than PIECES blocks of
+    # at most PART_WIDTH columns into parts, folded apart and merged in order: the
+    # extreme must be found in any part, the first or the last of ties across all parts,
+    # a NaN above all. Shapes: the fewest rows cut, the widest blocks, the most parts with
+    # a short last one, and the most blocks.
+    use_tier(monkeypatch, "portable")
+    use_thresholds(monkeypatch, **PARALLEL)
+    rng = np.random.default_rng(11)
+    rows, pieces = portable.PART_ROWS, portable.PIECES
+    kernels = portable.portable_kernels(0, dtype.itemsize)
+    shapes = (
+        (1, 2 * rows, portable.NARROW_WIDTH),
+        (2, 3 * rows + 1, portable.PART_WIDTH),
+        (1, pieces * rows + 7, 100),
+        (pieces - 1, 2 * rows + 1, 70),
+    )
+    for outer, n, inner in shapes:
+        assert kernels.choose(outer, n, inner, True).kernel is kernels.middle_parts[True]
+        assert kernels.choose(outer, n, inner, False).kernel is kernels.middle[False]
+        base = random_tensor(dtype, (outer, n, inner), rng, special=0) + dtype.type(2)  # 2-7
+        for top in (9, np.nan) if dtype in FLOATS else (9,):
+            x = base.copy()
+            x[:, n - 1, 0] = top  # in the last row
+            x[:, ::rows, 1] = top  # in every part, tied
+            x[:, n // 2 - 1 : n // 2 + 1, 2] = top  # tied across the middle
+            x[:, 0, 3] = top  # in the first row
+            x[:, :, 4] = top  # every row tied
+            for keep, last in itertools.product((0, 1), (0, 1)):
+                want = onnx_argmax(x, 1, keep, last)
+                got = argmax(x, 1, keep, last)
+                np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {top} {last}")
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[2], INTS[0]], ids=str)
 def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypatch, searched_by):
     # The portable tier numbers the rows of the middle axis in groups of as many rows as
     # its 16-bit row numbers count (8- and 16-bit elements), merged after each group: the
     # extreme must be found in any group, the first or the last of ties across groups,
-    # a NaN above all.
+    # a NaN above all. (A block this narrow and alone is cut into parts of fewer rows
+    # than a group: here it is not, so that the middle-axis loop folds all its rows.)
     use_tier(monkeypatch, "portable")
+    monkeypatch.setattr(portable, "PART_WIDTH", 0)
     group = np.iinfo(np.int16).max
     n, inner = 2 * group + 3, portable.NARROW_WIDTH
+    kernels = portable.portable_kernels(0, dtype.itemsize)
+    parallel = kernel_path == "parallel"
+    assert kernels.choose(1, n, inner, parallel).kernel is kernels.middle[parallel]
     rng = np.random.default_rng(10)
     base = random_tensor(dtype, (n, inner), rng, special=0) + dtype.type(2)  # 2 to 7
     tops = (9, np.nan) if dtype in FLOATS else (9,)
