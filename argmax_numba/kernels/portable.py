@@ -316,7 +316,7 @@ def reduce_middle_parts(x, out, last):
     # PART_ROWS consecutive rows, about PIECES parts in all, each folded over the whole
     # width by one task; then each position's parts are merged in order.
     outer, n, inner = x.shape
-    wanted = min(n // PART_ROWS, (PIECES + outer - 1) // outer)  # parts of a block
+    wanted = max(1, min(n // PART_ROWS, (PIECES + outer - 1) // outer))  # parts of a block
     size = (n + wanted - 1) // wanted
     parts = (n + size - 1) // size  # as many as hold rows
     tops = np.empty((outer * parts, inner), x.dtype)
@@ -484,12 +484,8 @@ class PortableKernels:
             p: _compile(reduce_middle, f"portable_middle_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
         }
-        self.middle_parts = {
-            p: _compile(
-                reduce_middle_parts, f"portable_parts_{tag}_{'par' if p else 'ser'}", bound, p
-            )
-            for p in (False, True)
-        }
+        # (on numba's threads only: serial calls keep ``reduce_middle``)
+        self.middle_parts = _compile(reduce_middle_parts, f"portable_parts_{tag}_par", bound, True)
         self.narrow = {
             p: _compile(reduce_narrow, f"portable_narrow_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
@@ -507,14 +503,14 @@ class PortableKernels:
             kernels = self.row_pieces if few_long else self.rows
             return PortableCall(self._entry(kernels[parallel]), (outer, n), (outer,))
         if tiled(n, inner, self.itemsize):
-            kernels = self.tiles
+            loop = self.tiles[parallel]
         elif inner < NARROW_WIDTH:
-            kernels = self.narrow
+            loop = self.narrow[parallel]
         elif parallel and outer < PIECES and inner <= PART_WIDTH and n >= 2 * PART_ROWS:
-            kernels = self.middle_parts
+            loop = self.middle_parts
         else:
-            kernels = self.middle
-        return PortableCall(self._entry(kernels[parallel]), (outer, n, inner), (outer, inner))
+            loop = self.middle[parallel]
+        return PortableCall(self._entry(loop), (outer, n, inner), (outer, inner))
 
     def _entry(self, loop):
         """What a call from Python calls to run ``loop``: the loop itself, or, for float32

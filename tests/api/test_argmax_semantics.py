@@ -266,7 +266,7 @@ def test_few_blocks_cut_into_parts_of_rows(dtype, monkeypatch, searched_by):
         (pieces - 1, 2 * rows + 1, 70),
     )
     for outer, n, inner in shapes:
-        assert kernels.choose(outer, n, inner, True).kernel is kernels.middle_parts[True]
+        assert kernels.choose(outer, n, inner, True).kernel is kernels.middle_parts
         assert kernels.choose(outer, n, inner, False).kernel is kernels.middle[False]
         base = random_tensor(dtype, (outer, n, inner), rng, special=0) + dtype.type(2)  # 2-7
         for top in (9, np.nan) if dtype in FLOATS else (9,):
