@@ -166,9 +166,9 @@ def _key_function(kind: int, itemsize: int):
 # Bound by ``PortableKernels`` for one key kind and item size: the key of an element,
 # ``fold_row`` and ``search_row`` compiled with it, the type of row numbers within a group
 # (``_ROW_NUMBERS``) and the rows a group holds (as many as those count), and
-# ``fold_rows`` compiled with all these (under its own name); and, for ``read_floats``,
-# the loop it calls and the integer type it views the input as.
-key = fold = search = row_number = GROUP = loop = bits = None
+# ``fold_rows`` compiled with all these (under its own name), ``take_run``; and, for
+# ``read_floats``, the loop it calls and the integer type it views the input as.
+key = fold = search = take = row_number = GROUP = loop = bits = None
 
 
 def fold_row(row, best, at, r, last):
@@ -187,6 +187,17 @@ def fold_row(row, best, at, r, last):
             k, b = key(row[j]), best[j]
             at[j] = r if k > b else at[j]
             best[j] = max(k, b)
+
+
+def take_run(best, at, keys, rows, first, last):
+    # The best keys ``keys`` of a run of rows that starts at row ``first``, and their
+    # rows within it ``rows``, taken into the best keys ``best`` and their rows ``at``
+    # of the rows before it, lane by lane: a later run wins a tie only where ``last``.
+    for j in range(best.size):
+        k, b = keys[j], best[j]
+        if k > b or (last and k == b):
+            best[j] = k
+            at[j] = first + rows[j]
 
 
 def search_row(row, last):
@@ -292,11 +303,7 @@ def fold_rows(x, o, r0, r1, j0, width, last):
         for i in range(g0 + 1, g1):
             row = x[o, i, j0 : j0 + width]
             fold(row, group_best, group_at, row_number(i - g0), last)
-        for j in range(width):
-            k, b = group_best[j], best[j]
-            if k > b or (last and k == b):
-                best[j] = k
-                at[j] = g0 + group_at[j]
+        take(best, at, group_best, group_at, g0, last)
     return best, at
 
 
@@ -327,11 +334,7 @@ def reduce_middle_parts(x, out, last):
     for o in prange(outer):
         best, at = tops[o * parts], places[o * parts]
         for t in range(o * parts + 1, o * parts + parts):
-            for j in range(inner):
-                k, b = tops[t, j], best[j]
-                if k > b or (last and k == b):
-                    best[j] = k
-                    at[j] = places[t, j]
+            take(best, at, tops[t], places[t], 0, last)  # (rows counted from the block's)
         out[o] = at
 
 
@@ -466,6 +469,7 @@ class PortableKernels:
             "key": key_fn,
             "fold": fold_fn,
             "search": search_fn,
+            "take": njit(inline="always")(take_run),
             "row_number": numbers,
             "GROUP": int(np.iinfo(numbers).max),
         }
