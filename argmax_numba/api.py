@@ -63,6 +63,8 @@ _MAX_PLANS = 4096
 _ENTRIES: dict[tuple, bool] = {}
 # np.empty takes a dtype faster than a type (docs/performance.md, _INT64).
 _INT64 = np.dtype(np.int64)
+# numpy's names read as module globals, one lookup each, on the small calls' path.
+ndarray, empty, asarray = np.ndarray, np.empty, np.asarray
 
 
 def _flag(value, name: str, op: str) -> int:
@@ -114,17 +116,31 @@ def _contiguous_order(x: np.ndarray) -> tuple[int, ...] | None:
 
 
 def _choose(
-    kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool, last: int
+    kind: int,
+    view: np.ndarray,
+    out: np.ndarray,
+    outer: int,
+    n: int,
+    inner: int,
+    parallel: bool,
+    last: int,
 ) -> Call:
     """The driver that ``planning.plan`` chooses for ``view`` seen as ``(outer, n,
-    inner)``, and how to call it."""
-    from .kernels.registry import KERNELS  # (the fast tier's, imported where it runs)
+    inner)``, and how to call it with ``view`` and ``out``: as they are where the driver
+    takes arrays of any rank, else reshaped to the ranks it takes."""
+    from .kernels.registry import KERNELS, Ranks  # (the fast tier's, imported where it runs)
 
     threads = numba.get_num_threads() if parallel else 1
     chosen = plan(outer, n, inner, view.itemsize, threads)
     code = KERNELS[(kind, parallel)].for_python(chosen.kernel, n)
     writeable = view.flags.writeable
     extra = (*code.extra_args(chosen), code.address(view.dtype, writeable, last))
+    if code.shape.any_rank and view.shape[-1] == n:
+        # (A row kernel: every axis after the reduced one has one element. The driver
+        # reduces the last axis, which is the reduced one or, where ``n`` is 1 too, an
+        # axis whose every answer is 0 all the same.)
+        entry = code.entry(view.dtype, writeable, Ranks(view.ndim, out.ndim))
+        return Call(entry, view.shape, out.shape, extra)
     entry = code.entry(view.dtype, writeable)
     if code.ndim == 2:
         return Call(entry, (outer, n), (outer,), extra)
@@ -135,10 +151,10 @@ def _run(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
 ) -> Call | None:
     """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
-    the flat int64 ``out`` of ``outer * inner`` elements. Returns the call where it ran a
-    serial kernel (a plan to remember), else None."""
+    the int64 ``out`` of ``outer * inner`` elements (C-contiguous, of any shape). Returns
+    the call where it ran a serial kernel (a plan to remember), else None."""
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
-    call = _choose(kind, view, outer, n, inner, parallel, last)
+    call = _choose(kind, view, out, outer, n, inner, parallel, last)
     args = (view.reshape(call.in_shape), out.reshape(call.out_shape), last, *call.extra)
     lock = _parallel.layer_lock() if parallel else None
     if lock is None:
@@ -257,7 +273,7 @@ def _arg_function(extreme: Extreme):
     def arg_function(
         data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0
     ) -> np.ndarray:
-        x = data if type(data) is np.ndarray else np.asarray(data)
+        x = data if type(data) is ndarray else asarray(data)
         if type(axis) is int and type(keepdims) is int and type(select_last_index) is int:
             small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index, name))
             if small is not None:
@@ -266,7 +282,7 @@ def _arg_function(extreme: Extreme):
                 if x.flags.carray:
                     fn, view_dtype, in_shape, shape, out_shape, extra = small
                     view = x if view_dtype is None else x.view(view_dtype)
-                    out = np.empty(shape, _INT64)
+                    out = empty(shape, _INT64)
                     fn(
                         view if in_shape is None else view.reshape(in_shape),
                         out
@@ -311,7 +327,7 @@ def _arg_function(extreme: Extreme):
         flags = x.flags
         if flags.c_contiguous and flags.aligned and dtype.isnative:  # the common case
             view = x if view_dtype is dtype else x.view(view_dtype)
-            out = np.empty(x.size // n, _INT64)
+            out = np.empty(out_shape, _INT64)
             outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
             serial_call = _reduce(kind, view, out, outer, n, inner, last)
             plain_args = type(axis) is int and type(keepdims) is int
@@ -320,7 +336,7 @@ def _arg_function(extreme: Extreme):
             if plain_args and serial_call and small and flags.writeable:
                 key = (x.shape, x.dtype, axis, keep, last, name)
                 _remember(key, x, last, view, serial_call, out_shape)
-            return out.reshape(out_shape)
+            return out
 
         x = _native(x)
         order = _contiguous_order(x)

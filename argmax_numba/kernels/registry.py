@@ -40,7 +40,7 @@ from .columns import column_tasks
 from .compiling import TaskSet, compile_function
 from .rows import row_tasks
 
-__all__ = ["KERNELS", "KERNEL_SETS", "KernelCode", "KernelSet", "tasks_of"]
+__all__ = ["KERNELS", "KERNEL_SETS", "KernelCode", "KernelSet", "Ranks", "tasks_of"]
 
 
 # --- drivers: run the tasks serially or in parallel --------------------------------------
@@ -56,9 +56,15 @@ KIND = PARALLEL = per_task = run_tasks = None
 
 
 def rows(x, out, last, where):
-    outer, n = x.shape
+    # ``x`` of any rank, its rows along the last axis, and ``out`` of any rank holding
+    # one element per row: Python passes a small input and its result as they are, since
+    # reshaping them in Python would cost a small call more than the search
+    # (docs/performance.md, "Small calls: the arrays' own shapes").
+    n = x.shape[-1]
+    outer = x.size // n
+    rows_of_x, out_flat = c_view(x, 0, (outer, n)), c_view(out, 0, outer)
     per = per_task(outer, n, x.itemsize, thread_count() if PARALLEL else 1)
-    run_tasks((outer + per - 1) // per, where, (x, out), (per,))
+    run_tasks((outer + per - 1) // per, where, (rows_of_x, out_flat), (per,))
 
 
 def row_pieces(x, out, last, nchunks, where):
@@ -88,22 +94,30 @@ def narrow(x, out, last, m, nsplit, where):
     merge_candidates(out, part_key, part_at, nsplit, last)
 
 
+class Ranks(NamedTuple):
+    """The ranks of a driver's input and output, where it takes others than its own."""
+
+    x: int
+    out: int
+
+
 class _Shape(NamedTuple):
     """How a kernel's driver and task are called."""
 
     driver: Any  # one of the driver functions above
     task: str  # the name of its task in ``tasks_of``
     ndim: int  # of ``x``: 2 (rows) or 3 (columns); ``out`` has one less
+    any_rank: bool  # whether the driver also takes ``x`` and ``out`` of other ranks
     parts: bool  # whether the task writes per-task candidates (``merge_candidates``)
     ints: int  # the task's integer arguments, after its arrays
     plan_args: tuple[str, ...]  # fields of ``Plan`` the driver takes between last and where
 
 
-_ROW = (2, False, 2, ())
-_COLUMN = (3, False, 3, ("block",))
+_ROW = (2, True, False, 2, ())
+_COLUMN = (3, False, False, 3, ("block",))
 SHAPES: dict[Kernel, _Shape] = {
     Kernel.ROWS: _Shape(rows, "rows_task", *_ROW),
-    Kernel.ROW_PIECES: _Shape(row_pieces, "row_piece_task", 2, True, 3, ("splits",)),
+    Kernel.ROW_PIECES: _Shape(row_pieces, "row_piece_task", 2, False, True, 3, ("splits",)),
     # (Python callers get a task per row length: ``KernelSet.for_python``.)
     Kernel.SHORT_ROWS: _Shape(rows, "short_any_task", *_ROW),
     Kernel.GROUP_ROWS: _Shape(rows, "group_rows_task", *_ROW),
@@ -114,7 +128,7 @@ SHAPES: dict[Kernel, _Shape] = {
     Kernel.EACH_COLS: _Shape(cols, "each_task", *_COLUMN),
     Kernel.EACH_SHORT_COLS: _Shape(cols, "each_short_task", *_COLUMN),
     Kernel.EACH_WIDE_COLS: _Shape(cols, "each_wide_task", *_COLUMN),
-    Kernel.NARROW: _Shape(narrow, "narrow_task", 3, True, 4, ("side_rows", "splits")),
+    Kernel.NARROW: _Shape(narrow, "narrow_task", 3, False, True, 4, ("side_rows", "splits")),
 }
 """How each kernel is called; the same for every key kind."""
 
@@ -128,7 +142,7 @@ class KernelCode(NamedTuple):
     kind: int
     task: str  # the name of its tasks in ``tasks_of``
     addresses: dict  # (dtype, writeable, last) -> the task's address, once compiled
-    entries: dict  # (dtype, writeable) -> the driver's ``entry``, once compiled
+    entries: dict  # (dtype, writeable, ranks) -> the driver's ``entry``, once compiled
 
     @property
     def ndim(self) -> int:
@@ -158,10 +172,12 @@ class KernelCode(NamedTuple):
             arrays = (x_type, types.Array(types.int64, self.ndim - 1, "C"))
         return arrays + (types.int64,) * self.shape.ints
 
-    def driver_types(self, dtype: np.dtype, writeable: bool) -> tuple:
-        """The types of the driver's arguments (as from Python), for inputs of ``dtype``."""
-        x_type = types.Array(from_dtype(dtype), self.ndim, "C", readonly=not writeable)
-        out_type = types.Array(types.int64, self.ndim - 1, "C")
+    def driver_types(self, dtype: np.dtype, writeable: bool, ranks: Ranks | None = None) -> tuple:
+        """The types of the driver's arguments (as from Python), for inputs of ``dtype``,
+        and of ``ranks`` where the driver takes others (``_Shape.any_rank``)."""
+        x_ndim, out_ndim = ranks or (self.ndim, self.ndim - 1)
+        x_type = types.Array(from_dtype(dtype), x_ndim, "C", readonly=not writeable)
+        out_type = types.Array(types.int64, out_ndim, "C")
         return (x_type, out_type) + (types.int64,) * (len(self.shape.plan_args) + 2)
 
     def address(self, dtype: np.dtype, writeable: bool, last: int) -> int:
@@ -173,16 +189,16 @@ class KernelCode(NamedTuple):
             self.addresses[(dtype, writeable, last)] = where
         return where
 
-    def entry(self, dtype: np.dtype, writeable: bool) -> Any:
-        """The driver compiled for inputs of ``dtype``, as Python calls it without numba's
-        dispatch on the arguments' types, which the caller must make ``driver_types``.
-        (Dispatch types an array of a new kind in Python, and numba's typing of arrays
-        imports ``numpy.ma``: a noticeable part of a first call; docs/performance.md,
-        "The driver's entry point called without dispatch".)"""
-        found = self.entries.get((dtype, writeable))
+    def entry(self, dtype: np.dtype, writeable: bool, ranks: Ranks | None = None) -> Any:
+        """The driver compiled for inputs of ``dtype`` (and ``ranks``), as Python calls it
+        without numba's dispatch on the arguments' types, which the caller must make
+        ``driver_types``. (Dispatch types an array of a new kind in Python, and numba's
+        typing of arrays imports ``numpy.ma``: a noticeable part of a first call;
+        docs/performance.md, "The driver's entry point called without dispatch".)"""
+        found = self.entries.get((dtype, writeable, ranks))
         if found is None:
-            found = entry_point(self.driver, self.driver_types(dtype, writeable))
-            self.entries[(dtype, writeable)] = found
+            found = entry_point(self.driver, self.driver_types(dtype, writeable, ranks))
+            self.entries[(dtype, writeable, ranks)] = found
         return found
 
     def driver_address(self, dtype: np.dtype, writeable: bool) -> int:

@@ -203,6 +203,43 @@ def test_repeated_calls(dtype, tier):
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis} {layout}")
 
 
+@pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[2], INTS[0], INTS[7]], ids=str)
+def test_rows_passed_in_their_own_ranks(dtype, fast_tier):
+    # Along the last axis, the fast tier's row drivers take the input and the result as
+    # they are, of any rank (``Ranks``), not reshaped to rows and a flat result: the first
+    # call and the remembered ones, whose compiled driver is chosen by the two ranks.
+    from argmax_numba.kernels.registry import KERNELS, Ranks
+
+    rng = np.random.default_rng(5)
+    for shape in ((9,), (1, 40), (3, 7), (2, 3, 300), (2, 1, 3, 4)):
+        for keep, last in itertools.product((0, 1), (0, 1)):
+            x = random_tensor(dtype, shape, rng, special=0.3)
+            want = onnx_argmax(x, -1, keep, last)
+            for _ in range(2):
+                got = argmax(x, -1, keep, last)
+                assert got.shape == want.shape
+                np.testing.assert_array_equal(got, want, err_msg=f"{shape} {keep} {last}")
+            plan = api._PLANS[(shape, dtype, -1, keep, last, "argmax")]
+            assert plan.in_shape is None and plan.out_shape is None
+            ranks = Ranks(len(shape), len(want.shape))
+            entries = [
+                e
+                for kernels in KERNELS.values()
+                for k in kernels.all_codes()
+                for (_, _, r), e in k.entries.items()
+                if r == ranks
+            ]
+            assert plan.entry in entries, (shape, keep)
+    # Every axis after the reduced one has one element: rows reshaped, not the last axis.
+    for shape, axis in (((3, 7, 1), 1), ((23, 1), 0), ((4, 5, 1, 1), 1), ((1, 1), 0)):
+        x = random_tensor(dtype, shape, rng, special=0.3)
+        for keep, last in itertools.product((0, 1), (0, 1)):
+            want = onnx_argmax(x, axis, keep, last)
+            for _ in range(2):
+                got = argmax(x, axis, keep, last)
+                np.testing.assert_array_equal(got, want, err_msg=f"{shape} {keep} {last}")
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
 def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
     # Fewer long rows than a call shares out whole are cut into pieces (the portable
@@ -342,7 +379,7 @@ def test_thresholds_set_for_a_test_choose_the_kernels(variant, monkeypatch, fast
     argmax(x, 1)  # remembered where it ran serially
     chosen = []
     real = api._choose
-    monkeypatch.setattr(api, "_choose", lambda *a: chosen.append(a[5]) or real(*a))
+    monkeypatch.setattr(api, "_choose", lambda *a: chosen.append(a[6]) or real(*a))
     use_thresholds(monkeypatch, **wanted)
     np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
     assert chosen == [variant == "parallel"]

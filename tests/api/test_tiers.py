@@ -147,7 +147,7 @@ def restore_tier():
 def test_a_fast_kernel_that_fails_to_build_falls_back(monkeypatch, restore_tier):
     from argmax_numba.kernels import registry
 
-    def broken(self, dtype, writeable):
+    def broken(self, *args):
         raise RuntimeError("an internal moved")
 
     tiers.use(tiers.Tier.FAST)

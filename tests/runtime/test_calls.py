@@ -85,6 +85,24 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable, parallel):
         assert python_types == kernel.driver_types(view_dtype, writeable), kernel.driver
 
 
+@pytest.mark.parametrize("writeable", [True, False], ids=["writeable", "readonly"])
+@pytest.mark.parametrize(("shape", "out_shape"), [((9,), ()), ((9,), (1,)), ((2, 3, 9), (2, 3))])
+def test_row_drivers_of_other_ranks_pass_their_tasks_rows(shape, out_shape, writeable):
+    # Python passes a small input and its result to the row drivers as they are; the
+    # drivers pass their tasks the same types as ever, rows and a flat result.
+    kind, view_dtype = kernel_view(FLOATS[1])
+    ranks = registry.Ranks(len(shape), len(out_shape))
+    x = np.zeros(shape, view_dtype)
+    x.flags.writeable = writeable
+    args = (x, np.empty(out_shape, np.int64), 0, 0)
+    for kernel in (Kernel.ROWS, Kernel.GROUP_ROWS, Kernel.SHORT_ROWS):
+        code = KERNELS[(kind, False)][kernel]
+        assert code.shape.any_rank
+        assert _calls_by_address(code.driver, args) == [code.task_types(view_dtype, writeable)]
+        python_types = tuple(numba.typeof(a) for a in args)
+        assert python_types == code.driver_types(view_dtype, writeable, ranks)
+
+
 _SLOT_PARTS = (
     Kernel,
     KeyKind,
