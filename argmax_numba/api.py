@@ -276,7 +276,14 @@ def _arg_function(extreme: Extreme):
         data, axis: int = 0, keepdims: int = 1, select_last_index: int = 0
     ) -> np.ndarray:
         x = data if type(data) is ndarray else asarray(data)
-        if type(axis) is int and type(keepdims) is int and type(select_last_index) is int:
+        # Flags given as bools (``keepdims=True``, as numpy's users write it) take the
+        # remembered call of the ints they equal, and hash as: a bool is an int.
+        keep_type, last_type = type(keepdims), type(select_last_index)
+        if (
+            type(axis) is int
+            and (keep_type is int or keep_type is bool)
+            and (last_type is int or last_type is bool)
+        ):
             small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index, name))
             if small is not None:
                 # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
@@ -332,7 +339,7 @@ def _arg_function(extreme: Extreme):
             out = np.empty(out_shape, _INT64)
             outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
             serial_call = _reduce(kind, view, out, outer, n, inner, last)
-            plain_args = type(axis) is int and type(keepdims) is int
+            plain_args = type(axis) is int and (keep_type is int or keep_type is bool)
             # Plans of small calls only (large ones run serially only in a forked child).
             small = x.nbytes < planning.SERIAL_BELOW_BYTES
             if plain_args and serial_call and small and flags.writeable:

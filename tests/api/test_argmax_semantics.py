@@ -203,6 +203,24 @@ def test_repeated_calls(dtype, tier):
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis} {layout}")
 
 
+def test_bool_flags_repeat_the_remembered_call(monkeypatch, tier):
+    # ``keepdims`` and ``select_last_index`` given as bools (numpy's ``keepdims=True``)
+    # repeat the call remembered for the ints they equal, without planning again; a bool
+    # axis is still refused.
+    x = np.random.default_rng(8).standard_normal((6, 7)).astype(np.float32)
+    planned = []
+    real = api._reduce
+    monkeypatch.setattr(api, "_reduce", lambda *a: planned.append(a) or real(*a))
+    for keep, last in itertools.product((False, True), (False, True)):
+        want = onnx_argmax(x, 1, int(keep), int(last))
+        for flags in ((keep, last), (int(keep), int(last)), (keep, last)):
+            np.testing.assert_array_equal(argmax(x, 1, *flags), want, err_msg=str(flags))
+            assert argmax(x, 1, *flags).shape == want.shape
+    assert len(planned) == 4  # once for each pair of values
+    with pytest.raises(TypeError, match="axis must be an integer, not bool"):
+        argmax(x, True)
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[2], INTS[0], INTS[7]], ids=str)
 def test_rows_passed_in_their_own_ranks(dtype, fast_tier):
     # Along the last axis, the fast tier's row drivers take the input and the result as
