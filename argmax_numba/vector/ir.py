@@ -62,16 +62,17 @@ def masked_store(builder: ir.IRBuilder, value: ir.Value, pointer: ir.Value, insi
     builder.call(fn, [value, pointer, align, inside])
 
 
-def prefetch(builder: ir.IRBuilder, pointer: ir.Value) -> None:
-    """Fetch the cache line at ``pointer`` ahead of its use."""
+def prefetch(builder: ir.IRBuilder, pointer: ir.Value, into_l1: bool = True) -> None:
+    """Fetch the cache line at ``pointer`` ahead of its use: into every cache level, or
+    with ``into_l1=False`` into L2 and the levels beyond it only (``prefetcht1`` on x86)."""
     i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
     fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
     fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-    # read, keep in all cache levels, data
+    # a read, kept in all cache levels (locality 3) or all but L1 (2), of data
     args = [
         builder.bitcast(pointer, i8p),
         ir.Constant(i32, 0),
-        ir.Constant(i32, 3),
+        ir.Constant(i32, 3 if into_l1 else 2),
         ir.Constant(i32, 1),
     ]
     builder.call(fn, args)

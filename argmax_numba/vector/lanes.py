@@ -104,7 +104,9 @@ LONG_FOLD_ROW_BYTES = 1024
 # rows as far on. Fetching the next group at the same columns instead, a whole pass over
 # the width ahead, let the lines fall out of L1 before their turn (and fetched each line
 # twice, along and ahead). Nearer and farther distances were slower
-# (docs/performance.md, FAR_ALONG_BYTES).
+# (docs/performance.md, FAR_ALONG_BYTES). These lines are fetched into L2, not L1: from
+# memory, the groups read faster so, while near rows (fetched into L1) read slower
+# (docs/performance.md, "Far rows fetched into L2").
 FAR_ALONG_BYTES = 2048
 
 
@@ -582,7 +584,7 @@ def emit_rows_fold(
                 on = builder.select(builder.icmp_unsigned("<", on, size), on, wrapped)
                 for r in range(rows):
                     at = builder.add(builder.mul(ir.Constant(i64, r), step), on)
-                    prefetch(builder, builder.gep(base, [at]))
+                    prefetch(builder, builder.gep(base, [at]), into_l1=False)
                 return
             # Near rows: the same vector of rows ``ahead`` on, fetched ahead (short rows
             # are too short for the hardware's stream detection).
