@@ -279,11 +279,8 @@ def _arg_function(extreme: Extreme):
         # Flags given as bools (``keepdims=True``, as numpy's users write it) take the
         # remembered call of the ints they equal, and hash as: a bool is an int.
         keep_type, last_type = type(keepdims), type(select_last_index)
-        if (
-            type(axis) is int
-            and (keep_type is int or keep_type is bool)
-            and (last_type is int or last_type is bool)
-        ):
+        plain_keep = keep_type is int or keep_type is bool
+        if type(axis) is int and plain_keep and (last_type is int or last_type is bool):
             small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index, name))
             if small is not None:
                 # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
@@ -339,7 +336,7 @@ def _arg_function(extreme: Extreme):
             out = np.empty(out_shape, _INT64)
             outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
             serial_call = _reduce(kind, view, out, outer, n, inner, last)
-            plain_args = type(axis) is int and (keep_type is int or keep_type is bool)
+            plain_args = type(axis) is int and plain_keep
             # Plans of small calls only (large ones run serially only in a forked child).
             small = x.nbytes < planning.SERIAL_BELOW_BYTES
             if plain_args and serial_call and small and flags.writeable:
