@@ -213,10 +213,11 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
 
 # Rows longer than GROUP_ROW_BYTES, up to this long, are searched many at a time too
 # (``chunk_group_argmax``), their vectors folded lane by lane first. From cache, rows of
-# a few vectors gain most over one row at a time; rows of up to 64 KiB read from memory
-# gain too, as the reads go on while other rows' lanes are folded (docs/performance.md,
+# a few vectors gain most over one row at a time. Longer rows are searched faster one at
+# a time from cache, where the fold's compare and two selects per vector cost more than
+# the search's running maxima, and as fast from memory (docs/performance.md,
 # CHUNK_ROW_BYTES). Positions in such rows fit 16 bits.
-CHUNK_ROW_BYTES = 1 << 16
+CHUNK_ROW_BYTES = 1 << 13
 
 
 @intrinsic(prefer_literal=True)
