@@ -341,9 +341,9 @@ def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, searched_by):
 def test_long_rows_in_groups(dtype, kernel_path, searched_by):
     # Rows of up to CHUNK_ROW_BYTES are searched in groups too, where the input gives
     # every thread GROUP_TASKS tasks of a group each (on one thread here, to keep the
-    # input small), and the rows after the last whole group as a group of fewer rows.
-    # Positions up to a 64 KiB row's last, the largest that 16 bits hold for 8-bit data;
-    # ties at a row's two ends and between the middle and the end.
+    # input small), and the rows after the last whole group as a group of fewer rows;
+    # rows one element longer, as many, one at a time. Positions up to the last of a
+    # row of CHUNK_ROW_BYTES; ties at a row's two ends and between the middle and the end.
     lanes = 64 // dtype.itemsize
     rows = GROUP_TASKS * lanes + 5
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf).astype(dtype)
@@ -351,7 +351,10 @@ def test_long_rows_in_groups(dtype, kernel_path, searched_by):
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        for n in (2048 // dtype.itemsize + 1, CHUNK_ROW_BYTES // dtype.itemsize):
+        longest = CHUNK_ROW_BYTES // dtype.itemsize
+        for n in (2048 // dtype.itemsize + 1, longest, longest + 1):
+            chosen = planning.plan(rows, n, 1, dtype.itemsize, 1).kernel
+            assert chosen == (Kernel.CHUNK_ROWS if n <= longest else Kernel.ROWS), n
             x = random_tensor(dtype, (rows, n), rng, special=0.0)
             x[0::4, n - 1] = top
             x[1::4, [0, n - 1]] = top
