@@ -215,9 +215,9 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
 # (``chunk_group_argmax``), their vectors folded lane by lane first. From cache, rows of
 # a few vectors gain most over one row at a time. Longer rows are searched faster one at
 # a time from cache, where the fold's compare and two selects per vector cost more than
-# the search's running maxima, and as fast from memory (docs/performance.md,
-# CHUNK_ROW_BYTES). Positions in such rows fit 16 bits.
-CHUNK_ROW_BYTES = 1 << 13
+# the search's running maxima, and as fast from memory; for every item size
+# (docs/performance.md, CHUNK_ROW_BYTES). Positions in such rows fit 16 bits.
+CHUNK_ROW_BYTES = 1 << 11
 
 
 @intrinsic(prefer_literal=True)

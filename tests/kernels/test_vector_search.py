@@ -301,7 +301,7 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path, searched_by):
 @pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
 def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, searched_by):
     # Rows longer than GROUP_ROW_BYTES are searched a vector's worth of rows at a time
-    # (here to 2 KiB; longer ones in ``test_long_rows_in_groups``): each row's vectors
+    # (up to CHUNK_ROW_BYTES; in many tasks in ``test_long_rows_in_groups``): each row's vectors
     # folded lane by lane (a later vector wins a tie only for the last occurrence), then
     # the lanes of all the rows reduced together (the earlier position wins a tie, or
     # the later one). Ties within a lane, between lanes and in the masked last vector;
@@ -309,7 +309,7 @@ def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, searched_by):
     # two tasks (ROW_TASK_ELEMENTS // n rows, not a whole number of groups, to the
     # first), and the rows after a task's last group.
     lanes = 64 // dtype.itemsize
-    shortest, longest = GROUP_ROW_BYTES // dtype.itemsize + 1, 2048 // dtype.itemsize
+    shortest, longest = GROUP_ROW_BYTES // dtype.itemsize + 1, CHUNK_ROW_BYTES // dtype.itemsize
     rng = np.random.default_rng(18)
     for n in sorted({shortest, 3 * lanes, 3 * lanes + 1, 5 * lanes - 1, longest - 1, longest}):
         rows = 5 * lanes + 7
@@ -352,7 +352,7 @@ def test_long_rows_in_groups(dtype, kernel_path, searched_by):
     numba.set_num_threads(1)
     try:
         longest = CHUNK_ROW_BYTES // dtype.itemsize
-        for n in (2048 // dtype.itemsize + 1, longest, longest + 1):
+        for n in (longest // 2 + 1, longest, longest + 1):
             chosen = planning.plan(rows, n, 1, dtype.itemsize, 1).kernel
             assert chosen == (Kernel.CHUNK_ROWS if n <= longest else Kernel.ROWS), n
             x = random_tensor(dtype, (rows, n), rng, special=0.0)
@@ -371,7 +371,7 @@ def test_long_rows_in_groups_that_end_early(dtype, kernel_path, searched_by):
     # end with a group of fewer rows, whose positions are copied out; the last vector of
     # the array's last row, which would run past the array, is read from a copy. Maxima
     # in a row's last, partial vector, ties at a row's two ends.
-    n = 1001
+    n = 255  # of at most CHUNK_ROW_BYTES for every dtype
     group = VECTOR_BYTES // dtype.itemsize
     per = ROW_TASK_ELEMENTS // n  # rows a task
     assert per % group and n % group
