@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..runtime.arrays import c_view
 from ..vector.candidates import take_first, take_last
 from ..vector.ir import VECTOR_BYTES
-from ..vector.keys import key
+from ..vector.keys import key, top_key
 from ..vector.lanes import lane_argmax, lane_count, lane_span
 from ..vector.row_groups import chunk_group_argmax, group_argmax, group_size
 from ..vector.short_rows import BYTE_ROW, SHORT_ROW, short_group_argmax, short_group_rows
@@ -39,12 +39,17 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
         # The maximum key of ``x[o, start:stop]`` and its position, searched with
         # vectors a run at a time. Inlined into the tasks: for rows of a few hundred
         # bytes, a call per row is a large part of the row's time (docs/performance.md,
-        # "The row search inlined into the tasks").
+        # "The row search inlined into the tasks"). The search for the first occurrence
+        # stops at the greatest key there is (the type's largest integer, or a NaN):
+        # nothing after it can win (docs/performance.md, "Rows searched up to the
+        # greatest key").
         step = lane_span(x)
         flat = o * x.shape[1]
         best = key(x[o, start], kind)
         at = start
         for s in range(start, stop, step):
+            if not last and best == top_key(x, kind):
+                break
             k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, last, best)
             if p >= 0:
                 best = k

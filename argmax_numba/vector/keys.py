@@ -27,6 +27,7 @@ from ..runtime.arrays import vector_codegen
 __all__ = [
     "INDEX_BITS",
     "float_key_ir",
+    "highest_key",
     "is_integer",
     "key",
     "key_ir",
@@ -34,6 +35,7 @@ __all__ = [
     "lowest_key",
     "narrow_index",
     "ordered_ir",
+    "top_key",
 ]
 
 
@@ -65,6 +67,34 @@ def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
     if kind != KeyKind.INT:
         return -FLOAT_BITS[kind][0]
     return 0 if unsigned else -(1 << (bits - 1))
+
+
+def highest_key(kind: int, bits: int, unsigned: bool) -> int:
+    """The greatest key of ``bits``-wide elements, as a signed integer of that width
+    (all ones for unsigned integers): every NaN's for floats, the greatest integer's
+    (the same for ArgMin's kinds, whose flipped bits span the same range)."""
+    kind = KeyKind(kind).format
+    if kind != KeyKind.INT:
+        return FLOAT_BITS[kind][0] + 1
+    return -1 if unsigned else (1 << (bits - 1)) - 1
+
+
+@intrinsic(prefer_literal=True)
+def top_key(typingctx, like, kind):
+    """``highest_key`` for the elements of arrays like ``like``, of the type ``key``
+    gives their keys: no element beats it, so a search for the first occurrence of the
+    maximum is done once it has found it."""
+    if not isinstance(kind, types.IntegerLiteral):
+        raise errors.TypingError("top_key(): kind must be a compile-time constant")
+    kind_value = kind.literal_value
+    item = like.dtype if is_integer(kind_value) else getattr(types, f"int{like.dtype.bitwidth}")
+    unsigned = is_integer(kind_value) and not like.dtype.signed
+    value = highest_key(kind_value, like.dtype.bitwidth, unsigned)
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(ir.IntType(like.dtype.bitwidth), value)
+
+    return item(like, kind), codegen
 
 
 def is_integer(kind: int) -> bool:
