@@ -46,6 +46,11 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
         step = lane_span(x)
         flat = o * x.shape[1]
         best = key(x[o, start], kind)
+        if stop - start <= step:
+            # One run, without the loop over runs: rows of a few KiB were slower in it
+            # (docs/performance.md, "Rows of one run searched without the loop").
+            k, p = lane_argmax(x, flat + start, stop - start, kind, last, best)
+            return (k, start + p) if p >= 0 else (best, start)
         at = start
         for s in range(start, stop, step):
             if not last and best == top_key(x, kind):
