@@ -40,25 +40,24 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
         # vectors a run at a time. Inlined into the tasks: for rows of a few hundred
         # bytes, a call per row is a large part of the row's time (docs/performance.md,
         # "The row search inlined into the tasks"). The search for the first occurrence
-        # stops at the greatest key there is (the type's largest integer, or a NaN):
-        # nothing after it can win (docs/performance.md, "Rows searched up to the
-        # greatest key").
+        # stops after a run that finds the greatest key there is (the type's largest
+        # integer, or a NaN): nothing after it can win (docs/performance.md, "Rows
+        # searched up to the greatest key"). A loop whose test comes after each run (a
+        # row has at least one): other shapes of it made rows searched on two threads
+        # slower (docs/performance.md, "Rows of one run searched without the loop").
         step = lane_span(x)
         flat = o * x.shape[1]
         best = key(x[o, start], kind)
-        if stop - start <= step:
-            # One run, without the loop over runs: rows of a few KiB were slower in it
-            # (docs/performance.md, "Rows of one run searched without the loop").
-            k, p = lane_argmax(x, flat + start, stop - start, kind, last, best)
-            return (k, start + p) if p >= 0 else (best, start)
         at = start
-        for s in range(start, stop, step):
-            if not last and best == top_key(x, kind):
-                break
+        s = start
+        while True:
             k, p = lane_argmax(x, flat + s, min(step, stop - s), kind, last, best)
             if p >= 0:
                 best = k
                 at = s + p
+            s += step
+            if s >= stop or (not last and best == top_key(x, kind)):
+                break
         return best, at
 
     def element_rows(x, out, lo, hi, n):
