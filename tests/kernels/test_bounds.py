@@ -88,11 +88,12 @@ def test_no_read_outside_the_input(dtype, at_end, kernel_path):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_search_ends_at_the_greatest_key(dtype):
-    # A row's search for the first occurrence of its maximum ends where it finds the
-    # greatest key there is: the type's largest integer (its smallest, for ArgMin) or a
-    # NaN. A row of three runs whose last two lie on pages that may not be read, with
-    # that value in its first run, is searched without a crash. (One row of this size is
-    # searched whole by the calling thread, by the long-row search.)
+    # A row's search for the first occurrence of its maximum ends after the run
+    # (RUN_BYTES) in which it finds the greatest key there is: the type's largest
+    # integer (its smallest, for ArgMin) or a NaN. A row of three runs whose last two
+    # lie on pages that may not be read, with that value in its first run (and again in
+    # its second), is searched without a crash. (One row of this size is searched whole
+    # by the calling thread, by the long-row search.)
     run = RUN_BYTES // dtype.itemsize
     n = 3 * run
     assert RUN_BYTES % PAGE == 0
