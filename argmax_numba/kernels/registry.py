@@ -34,7 +34,7 @@ from ..runtime.arrays import c_view, empty
 from ..runtime.calls import entry_point, task_address, thread_count
 from ..runtime.parallel import parallel_tasks, serial_tasks
 from ..vector.candidates import merge_candidates
-from ..vector.keys import is_integer, key_vector
+from ..vector.keys import key_type, key_vector
 from ..vector.short_rows import BYTE_ROW
 from .columns import column_tasks
 from .compiling import TaskSet, compile_function
@@ -165,9 +165,8 @@ class KernelCode(NamedTuple):
         """The types the driver calls its task with, for inputs of ``dtype``."""
         x_type = types.Array(from_dtype(dtype), self.ndim, "C", readonly=not writeable)
         if self.shape.parts:
-            bits = x_type.dtype.bitwidth
-            key_type = x_type.dtype if is_integer(self.kind) else getattr(types, f"int{bits}")
-            arrays = (x_type, types.Array(key_type, 1, "C"), types.Array(types.int64, 1, "C"))
+            keys = types.Array(key_type(x_type, self.kind), 1, "C")
+            arrays = (x_type, keys, types.Array(types.int64, 1, "C"))
         else:
             arrays = (x_type, types.Array(types.int64, self.ndim - 1, "C"))
         return arrays + (types.int64,) * self.shape.ints

@@ -31,6 +31,7 @@ __all__ = [
     "is_integer",
     "key",
     "key_ir",
+    "key_type",
     "key_vector",
     "lowest_key",
     "narrow_index",
@@ -87,14 +88,13 @@ def top_key(typingctx, like, kind):
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("top_key(): kind must be a compile-time constant")
     kind_value = kind.literal_value
-    item = like.dtype if is_integer(kind_value) else getattr(types, f"int{like.dtype.bitwidth}")
     unsigned = is_integer(kind_value) and not like.dtype.signed
     value = highest_key(kind_value, like.dtype.bitwidth, unsigned)
 
     def codegen(context, builder, sig, args):
         return ir.Constant(ir.IntType(like.dtype.bitwidth), value)
 
-    return item(like, kind), codegen
+    return key_type(like, kind_value)(like, kind), codegen
 
 
 def is_integer(kind: int) -> bool:
@@ -151,7 +151,11 @@ def key(typingctx, value, kind):
     return getattr(types, f"int{value.bitwidth}")(value, kind), codegen
 
 
-def _signed_of(array_type) -> types.Integer:
+def key_type(array_type, kind: int) -> types.Integer:
+    """The numba type of the keys of ``array_type``'s elements for key kind ``kind``: the
+    element type for integers, a signed integer as wide for floats (their bits')."""
+    if is_integer(kind):
+        return array_type.dtype
     return getattr(types, f"int{array_type.dtype.bitwidth}")
 
 
@@ -160,7 +164,7 @@ def key_vector(typingctx, size, like, kind):
     """An uninitialised vector for ``size`` keys of elements like ``like``'s."""
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("key_vector(): kind must be a compile-time constant")
-    item = like.dtype if is_integer(kind.literal_value) else _signed_of(like)
+    item = key_type(like, kind.literal_value)
     return types.Array(item, 1, "C")(size, like, kind), vector_codegen(item)
 
 

@@ -38,7 +38,7 @@ from .ir import (
     resize,
     splat,
 )
-from .keys import is_integer, lowest_key, ordered_ir
+from .keys import is_integer, key_type, lowest_key, ordered_ir
 
 __all__ = [
     "BLOCK_CHUNKS",
@@ -349,8 +349,9 @@ def lane_argmax(typingctx, x, start, length, kind, last, floor):
     kind_value, last_value, bits, lanes, unsigned = constants_of("lane_argmax", x, kind, last)
     if not (isinstance(floor, types.Integer) and floor.bitwidth == bits):
         raise errors.TypingError(f"lane_argmax(): floor must be a {bits}-bit key")
-    key_type = x.dtype if is_integer(kind_value) else getattr(types, f"int{bits}")
-    signature = types.Tuple((key_type, types.int64))(x, start, length, kind, last, floor)
+    signature = types.Tuple((key_type(x, kind_value), types.int64))(
+        x, start, length, kind, last, floor
+    )
 
     def codegen(context, builder, sig, args):
         array, first, count, floor_key = args[0], args[1], args[2], args[5]
