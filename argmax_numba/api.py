@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from . import planning, tiers
+from . import tiers
 from .dtypes import VIEWS, Extreme, kernel_view
 from .kernels.portable import portable_kernels
 from .planning import plan, serial
@@ -33,10 +33,11 @@ class Call(NamedTuple):
     out_shape: tuple[int, ...]  # the output as the driver writes it
     extra: tuple[int, ...]  # the driver's arguments after ``last``; the task's address last
     tier: Tier = Tier.FAST  # the tier the driver belongs to
+    threads: int = 0  # a parallel driver's: the threads it was planned for; 0: serial
 
 
 class RememberedCall(NamedTuple):
-    """What a call on a small, aligned, writeable C-contiguous input runs (``_PLANS``)."""
+    """What a call on an aligned, writeable C-contiguous input runs (``_PLANS``)."""
 
     entry: Any
     view_dtype: np.dtype | None  # the dtype the driver reads the input as; None: its own
@@ -45,6 +46,7 @@ class RememberedCall(NamedTuple):
     out_shape: tuple[int, ...] | None  # how the driver takes the result: None, as it is;
     # FLAT, its flat view (``ravel``: cheaper than a reshape); else that reshape of it
     extra: tuple[int, ...]
+    threads: int  # a parallel driver's: the threads it was planned for; 0: serial
 
 
 # ``RememberedCall.out_shape`` of a driver that writes a 1-D output.
@@ -53,8 +55,10 @@ FLAT = ()
 
 # (shape, dtype, axis, keepdims, select_last_index, function name) -> the call that such
 # an input runs (the name: "argmax" or "argmin").
-# Repeated small calls (a classifier's logits, a decoding loop) then cost little more
-# than the kernel call.
+# Repeated calls (a classifier's logits, a decoding loop) then cost little more than the
+# kernel call: for small inputs, a serial driver; for larger ones, a parallel driver,
+# whose call after planning it in Python took about 12 us more (docs/performance.md,
+# "Parallel calls remembered").
 _PLANS: dict[tuple, RememberedCall] = {}
 # At most this many, all dropped when full (docs/performance.md, _MAX_PLANS).
 _MAX_PLANS = 4096
@@ -144,9 +148,10 @@ def _choose(
         entry = code.entry(view.dtype, writeable, Ranks(view.ndim, out.ndim))
         return Call(entry, view.shape, out.shape, extra)
     entry = code.entry(view.dtype, writeable)
+    threads = threads if parallel else 0
     if code.ndim == 2:
-        return Call(entry, (outer, n), (outer,), extra)
-    return Call(entry, (outer, n, inner), (outer, inner), extra)
+        return Call(entry, (outer, n), (outer,), extra, Tier.FAST, threads)
+    return Call(entry, (outer, n, inner), (outer, inner), extra, Tier.FAST, threads)
 
 
 def _run(
@@ -154,17 +159,18 @@ def _run(
 ) -> Call | None:
     """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
     the int64 ``out`` of ``outer * inner`` elements (C-contiguous, of any shape). Returns
-    the call where it ran a serial kernel (a plan to remember), else None."""
+    the call it ran (a plan to remember), or None where the threading layer needs a lock
+    around it."""
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     call = _choose(kind, view, out, outer, n, inner, parallel, last)
     args = (view.reshape(call.in_shape), out.reshape(call.out_shape), last, *call.extra)
     lock = _parallel.layer_lock() if parallel else None
     if lock is None:
         call.entry(*args)
-    else:
-        with lock:
-            call.entry(*args)
-    return None if parallel else call
+        return call
+    with lock:
+        call.entry(*args)
+    return None
 
 
 def _run_portable(
@@ -245,8 +251,13 @@ def _takes_own_dtype(x: np.ndarray, view: np.ndarray, call: Call, last: int) -> 
     return own
 
 
+def _still_parallel(threads: int) -> bool:
+    """Whether a parallel driver planned for ``threads`` threads may run as planned."""
+    return _parallel.parallel_allowed() and numba.get_num_threads() == threads
+
+
 def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
-    """Keep a serial call for later calls on inputs of the same kind, under ``key``."""
+    """Keep a call for later calls on inputs of the same kind, under ``key``."""
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     own = _takes_own_dtype(x, view, call, last)
@@ -261,6 +272,7 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
         result_shape,
         out_shape,
         call.extra,
+        call.threads,
     )
 
 
@@ -281,12 +293,14 @@ def _arg_function(extreme: Extreme):
         keep_type, last_type = type(keepdims), type(select_last_index)
         plain_keep = keep_type is int or keep_type is bool
         if type(axis) is int and plain_keep and (last_type is int or last_type is bool):
-            small = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index, name))
-            if small is not None:
-                # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
-                # "Small calls: one flag lookup and no view").
-                if x.flags.carray:
-                    fn, view_dtype, in_shape, shape, out_shape, extra = small
+            remembered = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index, name))
+            # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
+            # "Small calls: one flag lookup and no view").
+            if remembered is not None and x.flags.carray:
+                fn, view_dtype, in_shape, shape, out_shape, extra, threads = remembered
+                # A parallel driver only where it may still run, planned for as many
+                # threads as numba now gives this thread.
+                if not threads or _still_parallel(threads):
                     view = x if view_dtype is None else x.view(view_dtype)
                     out = empty(shape, _INT64)
                     fn(
@@ -335,13 +349,11 @@ def _arg_function(extreme: Extreme):
             view = x if view_dtype is dtype else x.view(view_dtype)
             out = np.empty(out_shape, _INT64)
             outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
-            serial_call = _reduce(kind, view, out, outer, n, inner, last)
+            call = _reduce(kind, view, out, outer, n, inner, last)
             plain_args = type(axis) is int and plain_keep
-            # Plans of small calls only (large ones run serially only in a forked child).
-            small = x.nbytes < planning.SERIAL_BELOW_BYTES
-            if plain_args and serial_call and small and flags.writeable:
+            if plain_args and call is not None and flags.writeable:
                 key = (x.shape, x.dtype, axis, keep, last, name)
-                _remember(key, x, last, view, serial_call, out_shape)
+                _remember(key, x, last, view, call, out_shape)
             return out
 
         x = _native(x)

@@ -38,7 +38,7 @@ __all__ = [
 # Inputs of fewer bytes than this are reduced on the calling thread: waking the pool
 # costs about what one thread takes to read this much from cache
 # (docs/performance.md, SERIAL_BELOW_BYTES).
-SERIAL_BELOW_BYTES = 3 << 20
+SERIAL_BELOW_BYTES = 3 << 19
 # Bytes of each row that one task of ``COLS`` reads as one stretch: longer stretches are
 # read faster, and the running maxima of a block stay in L2 (docs/performance.md,
 # COL_BLOCK_BYTES).

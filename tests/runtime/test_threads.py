@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from conftest import use_thresholds
 
 import argmax_numba.api as api
 import argmax_numba.planning as planning
@@ -87,14 +88,17 @@ FORK_CHILD = """
     from argmax_numba import argmax
 
     def child(seed):
+        # Along axis 0, and along axis 1 as the parent's call, which the child inherits
+        # remembered.
         x = np.random.default_rng(seed).standard_normal((1400, 300))
-        return bool((argmax(x, 0, 0) == np.argmax(x, 0)).all())
+        return all(bool((argmax(x, a, 0) == np.argmax(x, a)).all()) for a in (0, 1, 1))
 
     if __name__ == "__main__":
         import argmax_numba, os
         assert argmax_numba.kernel_tier() == os.environ["ARGMAX_NUMBA_TIER"]
         x = np.random.default_rng(0).standard_normal((1400, 300))
-        assert (argmax(x, 1, 0) == np.argmax(x, 1)).all()  # parent uses the parallel kernel
+        for _ in range(2):  # the parent uses the parallel kernel, then its remembered call
+            assert (argmax(x, 1, 0) == np.argmax(x, 1)).all()
         ctx = mp.get_context("fork")
         with ctx.Pool(2) as pool:
             print("children ok:", all(pool.map(child, range(4))))
@@ -158,3 +162,36 @@ def test_set_num_threads_is_respected(monkeypatch, fast_tier):
     finally:
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     assert seen == [1]
+
+
+def test_a_parallel_call_is_remembered_for_its_thread_count(monkeypatch, fast_tier):
+    # A call on the pool is remembered as a serial one is, and repeated without planning
+    # again while numba gives the calling thread as many threads as it was planned for,
+    # and parallel code may run in the process (not in a child forked after OpenMP ran);
+    # otherwise it is planned again.
+    import numba
+
+    import argmax_numba.runtime.parallel as parallel
+
+    use_thresholds(monkeypatch, SERIAL_BELOW_BYTES=0)
+    chosen = []
+    real = api._choose
+    monkeypatch.setattr(api, "_choose", lambda *a: chosen.append(a[6]) or real(*a))
+    x = np.random.default_rng(6).standard_normal((40, 300)).astype(np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
+    assert chosen == [True]
+    key = (x.shape, x.dtype, 1, 0, 0, "argmax")
+    remembered = api._PLANS[key]
+    assert remembered.threads == numba.get_num_threads()
+    # Planned for another count of threads: planned again, for this one.
+    api._PLANS[key] = remembered._replace(threads=remembered.threads + 1)
+    np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
+    assert chosen == [True, True]
+    assert api._PLANS[key].threads == numba.get_num_threads()
+    # In a child forked after OpenMP ran: the serial driver, remembered in its place.
+    monkeypatch.setitem(parallel._state, "forked_after_omp", True)
+    for _ in range(2):
+        np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
+    assert chosen == [True, True, False]
+    assert api._PLANS[key].threads == 0
