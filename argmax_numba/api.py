@@ -176,20 +176,19 @@ def _run(
 def _run_portable(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
 ) -> Call | None:
-    """``_run`` on the portable tier (``kernels.portable``). Returns the call where it ran
-    a serial loop, else None."""
+    """``_run`` on the portable tier (``kernels.portable``), with the same return value
+    (a parallel loop's plan does not depend on the thread count, but is remembered with
+    it all the same)."""
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     chosen = portable_kernels(kind, view.itemsize).choose(outer, n, inner, parallel)
     args = (view.reshape(chosen.in_shape), out.reshape(chosen.out_shape), last)
-    if not parallel:
-        chosen.kernel(*args)
-        return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE)
-    lock = _parallel.layer_lock()
+    lock = _parallel.layer_lock() if parallel else None
     if lock is None:
         chosen.kernel(*args)
-    else:
-        with lock:
-            chosen.kernel(*args)
+        threads = numba.get_num_threads() if parallel else 0
+        return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, threads)
+    with lock:
+        chosen.kernel(*args)
     return None
 
 

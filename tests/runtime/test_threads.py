@@ -164,7 +164,7 @@ def test_set_num_threads_is_respected(monkeypatch, fast_tier):
     assert seen == [1]
 
 
-def test_a_parallel_call_is_remembered_for_its_thread_count(monkeypatch, fast_tier):
+def test_a_parallel_call_is_remembered_for_its_thread_count(monkeypatch, tier):
     # A call on the pool is remembered as a serial one is, and repeated without planning
     # again while numba gives the calling thread as many threads as it was planned for,
     # and parallel code may run in the process (not in a child forked after OpenMP ran);
@@ -174,24 +174,24 @@ def test_a_parallel_call_is_remembered_for_its_thread_count(monkeypatch, fast_ti
     import argmax_numba.runtime.parallel as parallel
 
     use_thresholds(monkeypatch, SERIAL_BELOW_BYTES=0)
-    chosen = []
-    real = api._choose
-    monkeypatch.setattr(api, "_choose", lambda *a: chosen.append(a[6]) or real(*a))
+    planned = []
+    real = api._reduce
+    monkeypatch.setattr(api, "_reduce", lambda *a: planned.append(a) or real(*a))
     x = np.random.default_rng(6).standard_normal((40, 300)).astype(np.float32)
+    key = (x.shape, x.dtype, 1, 0, 0, "argmax")
     for _ in range(3):
         np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
-    assert chosen == [True]
-    key = (x.shape, x.dtype, 1, 0, 0, "argmax")
+    assert len(planned) == 1
     remembered = api._PLANS[key]
     assert remembered.threads == numba.get_num_threads()
     # Planned for another count of threads: planned again, for this one.
     api._PLANS[key] = remembered._replace(threads=remembered.threads + 1)
     np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
-    assert chosen == [True, True]
+    assert len(planned) == 2
     assert api._PLANS[key].threads == numba.get_num_threads()
-    # In a child forked after OpenMP ran: the serial driver, remembered in its place.
+    # In a child forked after OpenMP ran: the serial loop, remembered in its place.
     monkeypatch.setitem(parallel._state, "forked_after_omp", True)
     for _ in range(2):
         np.testing.assert_array_equal(argmax(x, 1, 0), np.argmax(x, 1))
-    assert chosen == [True, True, False]
+    assert len(planned) == 3
     assert api._PLANS[key].threads == 0
