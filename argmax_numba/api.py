@@ -360,7 +360,7 @@ def _arg_function(extreme: Extreme):
         if order is None:
             x, order = np.ascontiguousarray(x), tuple(range(ndim))
         # The same elements with the axes in an order in which they are C-contiguous go
-        # the common way above (with its remembered calls for repeated small inputs);
+        # the common way above (with its remembered calls for repeated inputs);
         # the result's axes are then put back in input order (docs/performance.md,
         # "Small calls: one flag lookup and no view").
         pos = order.index(ax)
