@@ -37,6 +37,7 @@ __all__ = [
     "narrow_index",
     "ordered_ir",
     "top_key",
+    "unsigned_keys",
 ]
 
 
@@ -88,8 +89,7 @@ def top_key(typingctx, like, kind):
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("top_key(): kind must be a compile-time constant")
     kind_value = kind.literal_value
-    unsigned = is_integer(kind_value) and not like.dtype.signed
-    value = highest_key(kind_value, like.dtype.bitwidth, unsigned)
+    value = highest_key(kind_value, like.dtype.bitwidth, unsigned_keys(like, kind_value))
 
     def codegen(context, builder, sig, args):
         return ir.Constant(ir.IntType(like.dtype.bitwidth), value)
@@ -157,6 +157,12 @@ def key_type(array_type, kind: int) -> types.Integer:
     if is_integer(kind):
         return array_type.dtype
     return getattr(types, f"int{array_type.dtype.bitwidth}")
+
+
+def unsigned_keys(array_type, kind: int) -> bool:
+    """Whether the keys of ``array_type``'s elements for key kind ``kind`` are unsigned:
+    those of unsigned integers are."""
+    return not key_type(array_type, kind).signed
 
 
 @intrinsic(prefer_literal=True)

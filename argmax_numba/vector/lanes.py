@@ -38,7 +38,7 @@ from .ir import (
     resize,
     splat,
 )
-from .keys import is_integer, key_type, lowest_key, ordered_ir
+from .keys import is_integer, key_type, lowest_key, ordered_ir, unsigned_keys
 
 __all__ = [
     "BLOCK_CHUNKS",
@@ -159,7 +159,7 @@ def constants_of(name: str, x, kind, last) -> tuple[int, int, int, int, bool]:
     if not (isinstance(kind, types.IntegerLiteral) and isinstance(last, types.IntegerLiteral)):
         raise errors.TypingError(f"{name}(): kind and last must be constants")
     kind_value = kind.literal_value
-    unsigned = is_integer(kind_value) and not x.dtype.signed
+    unsigned = unsigned_keys(x, kind_value)
     return kind_value, last.literal_value, x.dtype.bitwidth, lanes_of(x), unsigned
 
 

@@ -25,7 +25,7 @@ from .ir import (
     splat,
     vector_at,
 )
-from .keys import is_integer, lowest_key, ordered_ir
+from .keys import is_integer, lowest_key, ordered_ir, unsigned_keys
 from .lanes import constants_of, int64_constant, lanes_of
 
 __all__ = [
@@ -135,7 +135,7 @@ def group_argmax(typingctx, x, o, out, kind, last, wide):
     lanes = halves * part  # lanes of a row's vector
     again = is_integer(kind_value)
     count = rows_of_group(kind_value, halves, part)
-    unsigned = is_integer(kind_value) and not x.dtype.signed
+    unsigned = unsigned_keys(x, kind_value)
     signature = types.none(x, o, out, kind, last, wide)
 
     def codegen(context, builder, sig, args):
