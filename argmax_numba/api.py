@@ -164,13 +164,7 @@ def _run(
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     call = _choose(kind, view, out, outer, n, inner, parallel, last)
     args = (view.reshape(call.in_shape), out.reshape(call.out_shape), last, *call.extra)
-    lock = _parallel.layer_lock() if parallel else None
-    if lock is None:
-        call.entry(*args)
-        return call
-    with lock:
-        call.entry(*args)
-    return None
+    return call if _call_unlocked(call.entry, args, parallel) else None
 
 
 def _run_portable(
@@ -182,14 +176,22 @@ def _run_portable(
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     chosen = portable_kernels(kind, view.itemsize).choose(outer, n, inner, parallel)
     args = (view.reshape(chosen.in_shape), out.reshape(chosen.out_shape), last)
+    if not _call_unlocked(chosen.kernel, args, parallel):
+        return None
+    threads = numba.get_num_threads() if parallel else 0
+    return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, threads)
+
+
+def _call_unlocked(fn, args: tuple, parallel: bool) -> bool:
+    """``fn(*args)``, under the lock the threading layer needs around a parallel call
+    where it needs one. Whether it ran without (a call that may be remembered)."""
     lock = _parallel.layer_lock() if parallel else None
     if lock is None:
-        chosen.kernel(*args)
-        threads = numba.get_num_threads() if parallel else 0
-        return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, threads)
+        fn(*args)
+        return True
     with lock:
-        chosen.kernel(*args)
-    return None
+        fn(*args)
+    return False
 
 
 def _reduce(
