@@ -5,7 +5,7 @@ numba, CPU and Python that numba supports, and under ``NUMBA_DISABLE_JIT=1`` the
 plain Python. They are also the slow, obvious twin that the fast kernels are tested
 against.
 
-Six loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
+Seven loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
 * ``reduce_rows`` for the last axis (``inner == 1``): a row of at most BLOCK elements in
   one plain pass, many rows to a task; a longer one is searched a chunk of
@@ -14,6 +14,10 @@ Six loops serve every layout of the canonical C-contiguous ``(outer, n, inner)``
   from cache: first the block of BLOCK elements that holds it, then the place in the
   block (the least or greatest place that holds it: a vectorised reduction too, not a
   loop that stops at the first hit).
+* ``reduce_rows_across`` for rows of at most BLOCK float elements on numba's threads:
+  ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
+  keys of many rows are computed side by side in vector lanes rather than one after
+  another behind the branch of a row's search.
 * ``reduce_row_pieces`` for fewer than PIECES rows of at least 2 * PIECE elements: each
   row is cut into pieces searched as above on all threads, then merged.
 * ``reduce_middle`` for every other axis: each task owns a stretch of up to STRETCH
@@ -59,6 +63,7 @@ from numba.extending import overload
 from ..dtypes import FLOAT_BITS, KeyKind, flip_mask
 
 __all__ = [
+    "ACROSS_ROWS",
     "BLOCK",
     "CHUNK",
     "NARROW_WIDTH",
@@ -81,6 +86,9 @@ __all__ = [
 CHUNK = 4096
 # ... and of a block searched at once for that key.
 BLOCK = 64
+# Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
+# "The portable tier's short rows of floats folded across the rows").
+ACROSS_ROWS = 256
 # Elements of a piece of a row at least, where long rows are too few to share out ...
 PIECE = 1 << 16
 # ... whole: fewer than this many, which is also about how many pieces they are cut into
@@ -258,6 +266,36 @@ def reduce_rows(x, out, last):
         return
     for o in prange(outer):
         out[o] = search(x[o], last)[1]
+
+
+def reduce_rows_across(x, out, last):
+    # Rows of at most BLOCK elements of a float format, on numba's threads
+    # (``PortableKernels.choose``): each task takes ACROSS_ROWS rows and folds them a
+    # column at a time, each row's best key and place in a lane of ``best`` and ``at``,
+    # as ``fold_row`` folds a block's rows. (Written out with two indices: taken as a
+    # strided view of each column, as ``fold_row`` would take it, the loop ran slower.)
+    outer, n = x.shape
+    for t in prange((outer + ACROSS_ROWS - 1) // ACROSS_ROWS):
+        r0 = t * ACROSS_ROWS
+        w = min(ACROSS_ROWS, outer - r0)
+        best = np.empty(w, x.dtype)
+        at = np.empty(w, np.int32)
+        for r in range(w):
+            best[r] = key(x[r0 + r, 0])
+            at[r] = 0
+        for i in range(1, n):
+            if last:
+                for r in range(w):
+                    k, b = key(x[r0 + r, i]), best[r]
+                    at[r] = i if k >= b else at[r]
+                    best[r] = max(k, b)
+            else:
+                for r in range(w):
+                    k, b = key(x[r0 + r, i]), best[r]
+                    at[r] = i if k > b else at[r]
+                    best[r] = max(k, b)
+        for r in range(w):  # (as a slice assignment, the whole loop took 4 times as long)
+            out[r0 + r] = at[r]
 
 
 def reduce_row_pieces(x, out, last):
@@ -455,6 +493,7 @@ class PortableKernels:
 
     def __init__(self, kind: int, itemsize: int):
         self.itemsize = itemsize
+        self.float_keys = KeyKind(kind).format != KeyKind.INT
         # float32 and float64 come from Python as they are (``read_floats``).
         self.reads_floats = KeyKind(kind).format in (KeyKind.F32, KeyKind.F64)
         self._readers: dict[Any, Any] = {}
@@ -484,6 +523,8 @@ class PortableKernels:
             )
             for p in (False, True)
         }
+        # (on numba's threads only: serial calls keep ``reduce_rows``)
+        self.rows_across = _compile(reduce_rows_across, f"portable_across_{tag}_par", bound, True)
         self.middle = {
             p: _compile(reduce_middle, f"portable_middle_{tag}_{'par' if p else 'ser'}", bound, p)
             for p in (False, True)
@@ -503,9 +544,13 @@ class PortableKernels:
         """The loop for a C-contiguous input (float16 and bfloat16 as int16) seen as
         ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
         if inner == 1:
-            few_long = outer < PIECES and n >= 2 * PIECE
-            kernels = self.row_pieces if few_long else self.rows
-            return PortableCall(self._entry(kernels[parallel]), (outer, n), (outer,))
+            if parallel and self.float_keys and n <= BLOCK:
+                loop = self.rows_across
+            elif outer < PIECES and n >= 2 * PIECE:
+                loop = self.row_pieces[parallel]
+            else:
+                loop = self.rows[parallel]
+            return PortableCall(self._entry(loop), (outer, n), (outer,))
         if tiled(n, inner, self.itemsize):
             loop = self.tiles[parallel]
         elif inner < NARROW_WIDTH:

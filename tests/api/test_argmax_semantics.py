@@ -27,6 +27,7 @@ from conftest import (
 import argmax_numba.api as api
 import argmax_numba.kernels.portable as portable
 from argmax_numba import argmax, argmin
+from argmax_numba.dtypes import kernel_view
 
 SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
 # Each operator: ours, by its ONNX name.
@@ -278,6 +279,31 @@ def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
             for last in (0, 1):
                 want = onnx_argmax(x, 1, 0, last)
                 np.testing.assert_array_equal(argmax(x, 1, 0, last), want, err_msg=str(places))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by):
+    # On numba's threads, the portable tier folds rows of at most BLOCK floats a column
+    # at a time across ACROSS_ROWS rows of a task: the extreme must be found in any
+    # column, the first or the last of ties (NaN, -0.0 with +0.0, inf), in every task
+    # and in a last one part full; rows of one element, and the longest rows it takes.
+    use_tier(monkeypatch, "portable")
+    use_thresholds(monkeypatch, **PARALLEL)
+    rng = np.random.default_rng(12)
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
+    across = kernels._entry(kernels.rows_across)
+    tasks = portable.ACROSS_ROWS
+    for outer, n in ((1, 1), (tasks - 1, 2), (2 * tasks + 5, 10), (tasks + 1, portable.BLOCK)):
+        assert kernels.choose(outer, n, 1, True).kernel is across
+        assert kernels.choose(outer, n, 1, False).kernel is not across
+        x = random_tensor(dtype, (outer, n), rng, special=0.3)
+        x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
+        for keep, last in itertools.product((0, 1), (0, 1)):
+            want = onnx_argmax(x, 1, keep, last)
+            got = argmax(x, 1, keep, last)
+            np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+    wider = portable.BLOCK + 1  # searched as rows of more than BLOCK elements
+    assert kernels.choose(tasks, wider, 1, True).kernel is not across
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
