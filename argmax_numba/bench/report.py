@@ -138,8 +138,8 @@ def _misses(rows: list[Row], key: str) -> tuple[list[str], int]:
         compared += 1
         if ratio > _limit(row, key):
             extra = ""
-            if key == "ours/read":
-                to_pass, least = row.ratio("pass"), row.pass_over_read()
+            if other == "read":  # (ours or the portable tier)
+                to_pass, least = row.ratio("pass", of), row.pass_over_read()
                 if to_pass is not None and least is not None:
                     extra = f"; {to_pass:.2f} of the pass, which takes {least:.2f} of read"
                     if least > _limit(row, key):

@@ -19,6 +19,7 @@ from llvmlite.binding import get_host_cpu_name
 import argmax_numba
 from argmax_numba import bench
 from argmax_numba.bench import sweep
+from argmax_numba.bench.cases import Case
 from argmax_numba.bench.read import (
     cache_flusher,
     cache_sizes,
@@ -28,6 +29,8 @@ from argmax_numba.bench.read import (
     read_bound,
     write_bound,
 )
+from argmax_numba.bench.report import summary_lines
+from argmax_numba.bench.rows import Row
 from argmax_numba.bench.timing import InState, round_robin
 
 TINY = ["--quick", "--size-mib", "0.0625", "--repeats", "2"]
@@ -102,6 +105,21 @@ def test_filters_and_njit_section(tmp_path):
     njit = doc["sections"]["njit"]
     assert njit["axis0"]["same_result"] and njit["rows_of_4"]["same_result"]
     assert set(njit["rows_of_4"]["faults"]) == {"python", "njit"}
+
+
+def test_a_read_bound_miss_names_the_pass_and_whether_it_is_out_of_reach():
+    # A miss of ours/read or portable/read names the time over the pass bound (one read
+    # and the output's write) and the pass's over the read bound: above the target, no
+    # ArgMax could meet it on that row.
+    times = {"ours": 4.0, "portable": 12.0, "numpy": 50.0, "read": 2.0, "pass": 8.0}
+    wide = Row(Case("tall-narrow", "int8", (1 << 24, 4), 1, 0), times=times)
+    short = Row(Case("short-rows", "float32", (1 << 20, 10), 1, 0), times={**times, "pass": 2.4})
+    lines = [line.strip() for line in summary_lines([wide, short], [])]
+    reach = "which takes 4.00 of read: out of reach"
+    assert f"tall-narrow/int8/ax1/L0 (2.00; 0.50 of the pass, {reach})" in lines
+    assert f"tall-narrow/int8/ax1/L0 (6.00; 1.50 of the pass, {reach})" in lines
+    assert "short-rows/float32/ax1/L0 (2.00; 1.67 of the pass, which takes 1.20 of read)" in lines
+    assert "short-rows/float32/ax1/L0 (6.00; 5.00 of the pass, which takes 1.20 of read)" in lines
 
 
 @pytest.mark.parametrize("rotate", [False, True])
