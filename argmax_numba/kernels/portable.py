@@ -545,6 +545,7 @@ class PortableKernels:
         ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
         if inner == 1:
             if parallel and self.float_keys and n <= BLOCK:
+                # (floats only: an integer is its own key, and ``reduce_rows`` is as fast)
                 loop = self.rows_across
             elif outer < PIECES and n >= 2 * PIECE:
                 loop = self.row_pieces[parallel]
