@@ -25,7 +25,9 @@ __all__ = [
     "Extreme",
     "KeyKind",
     "flip_mask",
+    "highest_key",
     "kernel_view",
+    "lowest_key",
 ]
 
 
@@ -99,6 +101,25 @@ def flip_mask(kind: int, bits: int) -> int:
     if not kind.reversed:
         return 0
     return (1 << bits) - 1 if kind.format == KeyKind.INT else 1 << (bits - 1)
+
+
+def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
+    """The least key of ``bits``-wide elements: of -inf for floats, of the least integer
+    (the same for ArgMin's kinds, whose flipped bits span the same range)."""
+    kind = KeyKind(kind).format
+    if kind != KeyKind.INT:
+        return -FLOAT_BITS[kind][0]
+    return 0 if unsigned else -(1 << (bits - 1))
+
+
+def highest_key(kind: int, bits: int, unsigned: bool) -> int:
+    """The greatest key of ``bits``-wide elements, as a signed integer of that width
+    (all ones for unsigned integers): every NaN's for floats, the greatest integer's
+    (the same for ArgMin's kinds, whose flipped bits span the same range)."""
+    kind = KeyKind(kind).format
+    if kind != KeyKind.INT:
+        return FLOAT_BITS[kind][0] + 1
+    return -1 if unsigned else (1 << (bits - 1)) - 1
 
 
 # dtype -> (key kind, dtype of the view the kernel reads); bfloat16 joins on first use.

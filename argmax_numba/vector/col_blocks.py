@@ -17,8 +17,8 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
+from ..dtypes import lowest_key
 from .ir import masked_load, masked_store, splat
-from .keys import lowest_key
 from .lanes import FOLD_ROWS, emit_rows_fold, fold_rows, fold_spec
 
 __all__ = ["fold_block"]

@@ -21,19 +21,17 @@ from numba import types
 from numba.core import errors
 from numba.extending import intrinsic
 
-from ..dtypes import FLOAT_BITS, KeyKind, flip_mask
+from ..dtypes import FLOAT_BITS, KeyKind, flip_mask, highest_key
 from ..runtime.arrays import vector_codegen
 
 __all__ = [
     "INDEX_BITS",
     "float_key_ir",
-    "highest_key",
     "is_integer",
     "key",
     "key_ir",
     "key_type",
     "key_vector",
-    "lowest_key",
     "narrow_index",
     "ordered_ir",
     "top_key",
@@ -60,25 +58,6 @@ def float_key_ir(builder: ir.IRBuilder, bits: ir.Value, kind: int) -> ir.Value:
     # Negative numbers other than NaN: the bits of -inf and below, as signed integers.
     negative = builder.icmp_signed("<", bits, ir.Constant(width, (inf_bits | ~mag_mask) + 1))
     return builder.select(negative, builder.sub(zero, mag), mag)
-
-
-def lowest_key(kind: int, bits: int, unsigned: bool) -> int:
-    """The least key of ``bits``-wide elements: of -inf for floats, of the least integer
-    (the same for ArgMin's kinds, whose flipped bits span the same range)."""
-    kind = KeyKind(kind).format
-    if kind != KeyKind.INT:
-        return -FLOAT_BITS[kind][0]
-    return 0 if unsigned else -(1 << (bits - 1))
-
-
-def highest_key(kind: int, bits: int, unsigned: bool) -> int:
-    """The greatest key of ``bits``-wide elements, as a signed integer of that width
-    (all ones for unsigned integers): every NaN's for floats, the greatest integer's
-    (the same for ArgMin's kinds, whose flipped bits span the same range)."""
-    kind = KeyKind(kind).format
-    if kind != KeyKind.INT:
-        return FLOAT_BITS[kind][0] + 1
-    return -1 if unsigned else (1 << (bits - 1)) - 1
 
 
 @intrinsic(prefer_literal=True)

@@ -25,6 +25,7 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
+from ..dtypes import lowest_key
 from .ir import (
     SPLIT_VECTOR,
     VECTOR_BYTES,
@@ -38,7 +39,7 @@ from .ir import (
     resize,
     splat,
 )
-from .keys import is_integer, key_type, lowest_key, ordered_ir, unsigned_keys
+from .keys import is_integer, key_type, ordered_ir, unsigned_keys
 
 __all__ = [
     "BLOCK_CHUNKS",

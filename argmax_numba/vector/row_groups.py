@@ -14,6 +14,7 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
+from ..dtypes import lowest_key
 from .ir import (
     VECTOR_BYTES,
     equal_to,
@@ -25,7 +26,7 @@ from .ir import (
     splat,
     vector_at,
 )
-from .keys import is_integer, lowest_key, ordered_ir, unsigned_keys
+from .keys import is_integer, ordered_ir, unsigned_keys
 from .lanes import constants_of, int64_constant, lanes_of
 
 __all__ = [

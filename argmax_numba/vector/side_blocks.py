@@ -24,8 +24,8 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
+from ..dtypes import lowest_key
 from .ir import VECTOR_BYTES, key_ir, lane_of, masked_store, prefetch, resize, splat, vector_at
-from .keys import lowest_key
 from .lanes import FOLD_AHEAD_BYTES, constants_of, fold_lanes
 
 __all__ = [
