@@ -13,7 +13,8 @@ Seven loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
   vectorises); only where that beats the best so far is its place looked for, read again
   from cache: first the block of BLOCK elements that holds it, then the place in the
   block (the least or greatest place that holds it: a vectorised reduction too, not a
-  loop that stops at the first hit).
+  loop that stops at the first hit). A search for the first place stops once it has
+  found the greatest key there is (the type's greatest integer, or a NaN).
 * ``reduce_rows_across`` for rows of at most BLOCK float elements on numba's threads:
   ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
   keys of many rows are computed side by side in vector lanes rather than one after
@@ -60,7 +61,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import overload
 
-from ..dtypes import FLOAT_BITS, KeyKind, flip_mask
+from ..dtypes import FLOAT_BITS, KeyKind, flip_mask, highest_key
 
 __all__ = [
     "ACROSS_ROWS",
@@ -155,7 +156,11 @@ def _key_function(kind: int, itemsize: int):
         return njit(inline="always")(key)
     width = np.dtype(f"i{itemsize}").type  # the bits' signed integer type
     inf, mask = FLOAT_BITS[kind.format]
-    magnitude, above_inf, zero = width(mask), width(inf + 1), width(0)
+    magnitude, above_inf, zero = (
+        width(mask),
+        width(highest_key(kind, 8 * itemsize, False)),
+        width(0),
+    )
     negative_inf = width(inf - (1 << (8 * itemsize - 1)))  # -inf's bits, as signed
     sign = width(flip - (1 << (8 * itemsize)) if flip else 0)  # the sign bit, as signed
 
@@ -171,12 +176,34 @@ def _key_function(kind: int, itemsize: int):
     return njit(inline="always")(key)
 
 
-# Bound by ``PortableKernels`` for one key kind and item size: the key of an element,
-# ``fold_row`` and ``search_row`` compiled with it, the type of row numbers within a group
-# (``_ROW_NUMBERS``) and the rows a group holds (as many as those count), and
-# ``fold_rows`` compiled with all these (under its own name), ``take_run``; and, for
-# ``read_floats``, the loop it calls and the integer type it views the input as.
-key = fold = search = take = row_number = GROUP = loop = bits = None
+def _greatest_key_function(kind: int, itemsize: int):
+    """The greatest key that an element of an array searched with ``_key_function(kind,
+    itemsize)`` can have, as an inlined numba function of the array: every NaN's for the
+    floats (``dtypes.highest_key``), the greatest integer of the array's type for the
+    integers (ArgMin's flipped integers span the same range). No element beats it, so a
+    search for its first occurrence is done once it finds it, as the fast kernels' is."""
+    kind = KeyKind(kind)
+    if kind.format == KeyKind.INT:
+
+        def greatest(x):
+            return np.iinfo(x.dtype).max
+
+    else:
+        nan = np.dtype(f"i{itemsize}").type(highest_key(kind, 8 * itemsize, False))
+
+        def greatest(x):
+            return nan
+
+    return njit(inline="always")(greatest)
+
+
+# Bound by ``PortableKernels`` for one key kind and item size: the key of an element and
+# the greatest there is, ``fold_row`` and ``search_row`` compiled with them, the type of
+# row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
+# those count), and ``fold_rows`` compiled with all these (under its own name),
+# ``take_run``; and, for ``read_floats``, the loop it calls and the integer type it views
+# the input as.
+key = greatest = fold = search = take = row_number = GROUP = loop = bits = None
 
 
 def fold_row(row, best, at, r, last):
@@ -212,7 +239,8 @@ def search_row(row, last):
     # The best key of a row of more than BLOCK elements and its place: a chunk of CHUNK
     # elements at a time, the chunk's largest key first (a reduction that LLVM
     # vectorises); where that beats the best so far, the block that holds it, then its
-    # place in the block, both read again from cache.
+    # place in the block, both read again from cache. The search for the first place
+    # stops at the greatest key there is.
     n = row.size
     best = key(row[0])
     at = 0
@@ -245,6 +273,8 @@ def search_row(row, last):
                     place = max(place, (i ^ m) - m if key(block[i]) == top else -size)
                 at = c0 + b * BLOCK + ((place ^ m) - m)
                 break
+        if not last and best == greatest(row):
+            break
     return best, at
 
 
@@ -499,10 +529,11 @@ class PortableKernels:
         self._readers: dict[Any, Any] = {}
         numbers = _ROW_NUMBERS[itemsize]
         key_fn = _key_function(kind, itemsize)
+        greatest_fn = _greatest_key_function(kind, itemsize)
         tag = f"k{kind}_b{itemsize}"
         fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", {"key": key_fn}))
         search_fn = njit(inline="always")(
-            _bind(search_row, f"portable_search_{tag}", {"key": key_fn})
+            _bind(search_row, f"portable_search_{tag}", {"key": key_fn, "greatest": greatest_fn})
         )
         bound = {
             "key": key_fn,

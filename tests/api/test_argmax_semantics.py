@@ -99,6 +99,34 @@ def test_argmin_of_integer_extremes(dtype, tier):
     assert argmax(x, 0, 0, 0) == 0 and argmax(x, 0, 0, 1) == 4
 
 
+@pytest.mark.parametrize("op_type", OPS)
+@pytest.mark.parametrize("dtype", [INTS[0], INTS[4], INTS[7], FLOATS[0], FLOATS[3]], ids=str)
+def test_the_greatest_key_there_is_ends_a_search_for_the_first(dtype, op_type, kernel_path, tier):
+    # Both tiers stop searching a long row for the first place of its extreme once they
+    # find the greatest key there is (the type's greatest integer, or the least for
+    # ArgMin; a NaN): the first such place must win over later ones, the last where
+    # select_last_index, with the chunks and pieces of the row in between.
+    rng = np.random.default_rng(13)
+    top = np.nan if dtype in FLOATS else None
+    if top is None:
+        info = np.iinfo(dtype)
+        top = info.max if op_type == "ArgMax" else info.min
+    for n in (3 * portable.CHUNK + 5, 2 * portable.PIECE + 3):
+        base = random_tensor(dtype, (2, n), rng, special=0) + dtype.type(2)  # 2 to 7
+        for places in (
+            [1],
+            [5, portable.CHUNK + 7, n - 1],
+            [n - 2, n - 1],
+            [min(portable.PIECE, n - 3)],
+        ):
+            x = base.copy()
+            x[:, places] = top
+            x[1, : places[0]] = dtype.type(8)  # a key below the greatest before it
+            for last in (0, 1):
+                got = OPS[op_type](x, 1, 0, last)
+                np.testing.assert_array_equal(got, onnx_arg(op_type, x, 1, 0, last))
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_signed_zeros_tie(dtype, tier):
     x = np.array([-1.0, -0.0, 0.0, -0.0, -2.0], dtype=np.float64).astype(dtype)
