@@ -144,6 +144,13 @@ def _misses(rows: list[Row], key: str) -> tuple[list[str], int]:
                     extra = f"; {to_pass:.2f} of the pass, which takes {least:.2f} of read"
                     if least > _limit(row, key):
                         extra += ": out of reach"
+            elif other == "numpy" and not row.case.small:
+                # One pass over the input, on every thread, against numpy's time.
+                least = row.ratio("numpy", "read")
+                if least is not None:
+                    extra = f"; the read bound takes {least:.2f} of numpy"
+                    if least > _limit(row, key):
+                        extra += ": out of reach"
             missed.append(f"{row.case.label} ({ratio:.2f}{extra})")
     return missed, compared
 

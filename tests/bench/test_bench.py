@@ -107,10 +107,10 @@ def test_filters_and_njit_section(tmp_path):
     assert set(njit["rows_of_4"]["faults"]) == {"python", "njit"}
 
 
-def test_a_read_bound_miss_names_the_pass_and_whether_it_is_out_of_reach():
+def test_a_miss_names_its_bound_and_whether_it_is_out_of_reach():
     # A miss of ours/read or portable/read names the time over the pass bound (one read
     # and the output's write) and the pass's over the read bound: above the target, no
-    # ArgMax could meet it on that row.
+    # ArgMax could meet it on that row. Likewise the read bound's time against numpy's.
     times = {"ours": 4.0, "portable": 12.0, "numpy": 50.0, "read": 2.0, "pass": 8.0}
     wide = Row(Case("tall-narrow", "int8", (1 << 24, 4), 1, 0), times=times)
     short = Row(Case("short-rows", "float32", (1 << 20, 10), 1, 0), times={**times, "pass": 2.4})
@@ -120,6 +120,17 @@ def test_a_read_bound_miss_names_the_pass_and_whether_it_is_out_of_reach():
     assert f"tall-narrow/int8/ax1/L0 (6.00; 1.50 of the pass, {reach})" in lines
     assert "short-rows/float32/ax1/L0 (2.00; 1.67 of the pass, which takes 1.20 of read)" in lines
     assert "short-rows/float32/ax1/L0 (6.00; 5.00 of the pass, which takes 1.20 of read)" in lines
+
+    # And a miss against numpy names the read bound's time over numpy's.
+    times = {"ours": 0.9, "portable": 1.2, "numpy": 1.0, "read": 0.85, "pass": 0.9}
+    matrix = Row(Case("matrix", "float64", (2048, 4096), 1, 0), times=times)
+    first = Row(Case("axis-first", "int8", (256, 256, 1024), 0, 0), times=times)
+    lines = [line.strip() for line in summary_lines([matrix, first], [])]
+    assert "matrix/float64/ax1/L0 (0.90; the read bound takes 0.85 of numpy: out of reach)" in lines
+    assert (
+        "axis-first/int8/ax0/L0 (0.90; the read bound takes 0.85 of numpy: out of reach)" in lines
+    )
+    assert "matrix/float64/ax1/L0 (1.20; the read bound takes 0.85 of numpy)" in lines
 
 
 @pytest.mark.parametrize("rotate", [False, True])
