@@ -7,18 +7,19 @@ against.
 
 Seven loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
-* ``reduce_rows`` for the last axis (``inner == 1``): a row of at most BLOCK elements in
-  one plain pass, many rows to a task; a longer one is searched a chunk of
-  CHUNK elements at a time, the chunk's largest key first (a reduction that LLVM
-  vectorises); only where that beats the best so far is its place looked for, read again
-  from cache: first the block of BLOCK elements that holds it, then the place in the
-  block (the least or greatest place that holds it: a vectorised reduction too, not a
-  loop that stops at the first hit). A search for the first place stops once it has
-  found the greatest key there is (the type's greatest integer, or a NaN).
-* ``reduce_rows_across`` for rows of at most BLOCK float elements on numba's threads:
-  ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
-  keys of many rows are computed side by side in vector lanes rather than one after
-  another behind the branch of a row's search.
+* ``reduce_rows`` for the last axis (``inner == 1``): a row of at most SHORT_ROW
+  elements (SHORT_ROW_THREADS on numba's threads) in one plain pass, many rows to a
+  task; a longer one is searched a chunk of CHUNK elements at a time, the chunk's
+  largest key first (a reduction that LLVM vectorises); only where that beats the best
+  so far is its place looked for, read again from cache: first the block of BLOCK
+  elements that holds it, then the place in the block (the least or greatest place that
+  holds it: a vectorised reduction too, not a loop that stops at the first hit). A
+  search for the first place stops once it has found the greatest key there is (the
+  type's greatest integer, or a NaN).
+* ``reduce_rows_across`` for short rows of floats on numba's threads: ACROSS_ROWS rows
+  to a task, folded a column at a time across the rows, so that the keys of many rows
+  are computed side by side in vector lanes rather than one after another behind the
+  branch of a row's search.
 * ``reduce_row_pieces`` for fewer than PIECES rows of at least 2 * PIECE elements: each
   row is cut into pieces searched as above on all threads, then merged.
 * ``reduce_middle`` for every other axis: each task owns a stretch of up to STRETCH
@@ -72,6 +73,8 @@ __all__ = [
     "PART_WIDTH",
     "PIECE",
     "PIECES",
+    "SHORT_ROW",
+    "SHORT_ROW_THREADS",
     "STRETCH",
     "TASK_ELEMENTS",
     "TILE_BYTES",
@@ -87,6 +90,13 @@ __all__ = [
 CHUNK = 4096
 # ... and of a block searched at once for that key.
 BLOCK = 64
+# Rows of at most SHORT_ROW elements are searched in one plain pass each on one thread,
+# longer ones a chunk at a time ...
+SHORT_ROW = 64
+# ... and on numba's threads (inputs from memory), by item size, rows of at most this
+# many (floats' across the rows) (docs/performance.md, "The portable tier's short rows on
+# numba's threads").
+SHORT_ROW_THREADS = {1: 47, 2: 47, 4: 31, 8: 23}
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
 # "The portable tier's short rows of floats folded across the rows").
 ACROSS_ROWS = 256
@@ -201,9 +211,9 @@ def _greatest_key_function(kind: int, itemsize: int):
 # the greatest there is, ``fold_row`` and ``search_row`` compiled with them, the type of
 # row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
 # those count), and ``fold_rows`` compiled with all these (under its own name),
-# ``take_run``; and, for ``read_floats``, the loop it calls and the integer type it views
-# the input as.
-key = greatest = fold = search = take = row_number = GROUP = loop = bits = None
+# ``take_run``; for ``reduce_rows``, its SHORT_ROW; and, for ``read_floats``, the loop
+# it calls and the integer type it views the input as.
+key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = None
 
 
 def fold_row(row, best, at, r, last):
@@ -280,8 +290,8 @@ def search_row(row, last):
 
 def reduce_rows(x, out, last):
     outer, n = x.shape
-    if n <= BLOCK:
-        # Short rows: one plain pass each, many rows to a task.
+    if n <= SHORT:
+        # Short rows (SHORT_ROW): one plain pass each, many rows to a task.
         per = max(1, TASK_ELEMENTS // n)
         for t in prange((outer + per - 1) // per):
             for o in range(t * per, min(t * per + per, outer)):
@@ -299,7 +309,7 @@ def reduce_rows(x, out, last):
 
 
 def reduce_rows_across(x, out, last):
-    # Rows of at most BLOCK elements of a float format, on numba's threads
+    # Rows of at most SHORT_ROW_THREADS elements of a float format, on numba's threads
     # (``PortableKernels.choose``): each task takes ACROSS_ROWS rows and folds them a
     # column at a time, each row's best key and place in a lane of ``best`` and ``at``,
     # as ``fold_row`` folds a block's rows. (Written out with two indices: taken as a
@@ -523,6 +533,7 @@ class PortableKernels:
 
     def __init__(self, kind: int, itemsize: int):
         self.itemsize = itemsize
+        self.short_row = {False: SHORT_ROW, True: SHORT_ROW_THREADS[itemsize]}
         self.float_keys = KeyKind(kind).format != KeyKind.INT
         # float32 and float64 come from Python as they are (``read_floats``).
         self.reads_floats = KeyKind(kind).format in (KeyKind.F32, KeyKind.F64)
@@ -545,7 +556,12 @@ class PortableKernels:
         }
         bound["fold_rows"] = njit(nogil=True)(_bind(fold_rows, f"portable_fold_rows_{tag}", bound))
         self.rows = {
-            p: _compile(reduce_rows, f"portable_rows_{tag}_{'par' if p else 'ser'}", bound, p)
+            p: _compile(
+                reduce_rows,
+                f"portable_rows_{tag}_{'par' if p else 'ser'}",
+                {**bound, "SHORT": self.short_row[p]},
+                p,
+            )
             for p in (False, True)
         }
         self.row_pieces = {
@@ -575,7 +591,7 @@ class PortableKernels:
         """The loop for a C-contiguous input (float16 and bfloat16 as int16) seen as
         ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
         if inner == 1:
-            if parallel and self.float_keys and n <= BLOCK:
+            if parallel and self.float_keys and n <= self.short_row[True]:
                 # (floats only: an integer is its own key, and ``reduce_rows`` is as fast)
                 loop = self.rows_across
             elif outer < PIECES and n >= 2 * PIECE:

@@ -309,10 +309,25 @@ def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
                 np.testing.assert_array_equal(argmax(x, 1, 0, last), want, err_msg=str(places))
 
 
+@pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
+def test_rows_as_long_as_short_rows_may_be_and_one_more(dtype, kernel_path, tier, searched_by):
+    # Rows of up to SHORT_ROW elements (SHORT_ROW_THREADS on numba's threads) are searched
+    # in one pass each, or across the rows; longer ones a chunk at a time, in blocks of
+    # BLOCK: each length on either side of these, ties and NaN anywhere.
+    rng = np.random.default_rng(14)
+    threads = portable.SHORT_ROW_THREADS[dtype.itemsize]
+    lengths = {threads, portable.SHORT_ROW, portable.BLOCK}
+    for n in sorted(lengths | {m + 1 for m in lengths} | {2 * portable.BLOCK + 1}):
+        x = random_tensor(dtype, (300, n), rng, special=0.2)
+        for keep, last in itertools.product((0, 1), (0, 1)):
+            want = onnx_argmax(x, 1, keep, last)
+            np.testing.assert_array_equal(argmax(x, 1, keep, last), want, err_msg=f"{n} {last}")
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by):
-    # On numba's threads, the portable tier folds rows of at most BLOCK floats a column
-    # at a time across ACROSS_ROWS rows of a task: the extreme must be found in any
+    # On numba's threads, the portable tier folds rows of at most SHORT_ROW_THREADS floats
+    # a column at a time across ACROSS_ROWS rows of a task: the extreme must be found in any
     # column, the first or the last of ties (NaN, -0.0 with +0.0, inf), in every task
     # and in a last one part full; rows of one element, and the longest rows it takes.
     use_tier(monkeypatch, "portable")
@@ -321,7 +336,8 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     across = kernels._entry(kernels.rows_across)
     tasks = portable.ACROSS_ROWS
-    for outer, n in ((1, 1), (tasks - 1, 2), (2 * tasks + 5, 10), (tasks + 1, portable.BLOCK)):
+    longest = portable.SHORT_ROW_THREADS[dtype.itemsize]
+    for outer, n in ((1, 1), (tasks - 1, 2), (2 * tasks + 5, 10), (tasks + 1, longest)):
         assert kernels.choose(outer, n, 1, True).kernel is across
         assert kernels.choose(outer, n, 1, False).kernel is not across
         x = random_tensor(dtype, (outer, n), rng, special=0.3)
@@ -330,7 +346,7 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
             want = onnx_argmax(x, 1, keep, last)
             got = argmax(x, 1, keep, last)
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
-    wider = portable.BLOCK + 1  # searched as rows of more than BLOCK elements
+    wider = longest + 1  # searched a chunk at a time
     assert kernels.choose(tasks, wider, 1, True).kernel is not across
 
 
