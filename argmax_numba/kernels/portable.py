@@ -94,8 +94,8 @@ BLOCK = 64
 # longer ones a chunk at a time ...
 SHORT_ROW = 64
 # ... and on numba's threads (inputs from memory), by item size, rows of at most this
-# many (floats' across the rows) (docs/performance.md, "The portable tier's short rows on
-# numba's threads").
+# many (of floats: across the rows, ``reduce_rows_across``) (docs/performance.md, "The
+# portable tier's short rows on numba's threads").
 SHORT_ROW_THREADS = {1: 47, 2: 47, 4: 31, 8: 23}
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
 # "The portable tier's short rows of floats folded across the rows").
@@ -166,11 +166,8 @@ def _key_function(kind: int, itemsize: int):
         return njit(inline="always")(key)
     width = np.dtype(f"i{itemsize}").type  # the bits' signed integer type
     inf, mask = FLOAT_BITS[kind.format]
-    magnitude, above_inf, zero = (
-        width(mask),
-        width(highest_key(kind, 8 * itemsize, False)),
-        width(0),
-    )
+    magnitude, zero = width(mask), width(0)
+    above_inf = width(highest_key(kind, 8 * itemsize, False))  # every NaN's key
     negative_inf = width(inf - (1 << (8 * itemsize - 1)))  # -inf's bits, as signed
     sign = width(flip - (1 << (8 * itemsize)) if flip else 0)  # the sign bit, as signed
 
