@@ -155,25 +155,37 @@ def _choose(
 
 
 def _run(
-    kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
+    kind: int,
+    view: np.ndarray,
+    out: np.ndarray,
+    outer: int,
+    n: int,
+    inner: int,
+    last: int,
+    parallel: bool,
 ) -> Call | None:
     """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
-    the int64 ``out`` of ``outer * inner`` elements (C-contiguous, of any shape). Returns
-    the call it ran (a plan to remember), or None where the threading layer needs a lock
-    around it."""
-    parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
+    the int64 ``out`` of ``outer * inner`` elements (C-contiguous, of any shape), on
+    numba's threads where ``parallel``. Returns the call it ran (a plan to remember), or
+    None where the threading layer needs a lock around it."""
     call = _choose(kind, view, out, outer, n, inner, parallel, last)
     args = (view.reshape(call.in_shape), out.reshape(call.out_shape), last, *call.extra)
     return call if _call_unlocked(call.entry, args, parallel) else None
 
 
 def _run_portable(
-    kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
+    kind: int,
+    view: np.ndarray,
+    out: np.ndarray,
+    outer: int,
+    n: int,
+    inner: int,
+    last: int,
+    parallel: bool,
 ) -> Call | None:
     """``_run`` on the portable tier (``kernels.portable``), with the same return value
     (a parallel loop's plan does not depend on the thread count, but is remembered with
     it all the same)."""
-    parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     chosen = portable_kernels(kind, view.itemsize).choose(outer, n, inner, parallel)
     args = (view.reshape(chosen.in_shape), out.reshape(chosen.out_shape), last)
     if not _call_unlocked(chosen.kernel, args, parallel):
@@ -197,15 +209,17 @@ def _call_unlocked(fn, args: tuple, parallel: bool) -> bool:
 def _reduce(
     kind: int, view: np.ndarray, out: np.ndarray, outer: int, n: int, inner: int, last: int
 ) -> Call | None:
-    """Reduce on this process's tier (``tiers``); where the fast tier fails, fall back to
-    the portable one for good. Returns what ``_run`` returns."""
+    """Reduce on this process's tier (``tiers``), serially or on numba's threads (decided
+    here, once for either tier); where the fast tier fails, fall back to the portable one
+    for good. Returns what ``_run`` returns."""
+    parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     if tiers.STATE.tier is Tier.FAST:
         try:
-            return _run(kind, view, out, outer, n, inner, last)
+            return _run(kind, view, out, outer, n, inner, last, parallel)
         except Exception as exc:  # the inputs were checked: the fast tier itself failed
             tiers.fall_back(exc)
             _PLANS.clear()
-    return _run_portable(kind, view, out, outer, n, inner, last)
+    return _run_portable(kind, view, out, outer, n, inner, last, parallel)
 
 
 @contextmanager
