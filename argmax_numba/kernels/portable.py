@@ -8,18 +8,19 @@ against.
 Seven loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
 * ``reduce_rows`` for the last axis (``inner == 1``): a row of at most SHORT_ROW
-  elements (SHORT_ROW_THREADS on numba's threads) in one plain pass, many rows to a
-  task; a longer one is searched a chunk of CHUNK elements at a time, the chunk's
-  largest key first (a reduction that LLVM vectorises); only where that beats the best
-  so far is its place looked for, read again from cache: first the block of BLOCK
-  elements that holds it, then the place in the block (the least or greatest place that
-  holds it: a vectorised reduction too, not a loop that stops at the first hit). A
-  search for the first place stops once it has found the greatest key there is (the
-  type's greatest integer, or a NaN).
-* ``reduce_rows_across`` for short rows of floats on numba's threads: ACROSS_ROWS rows
-  to a task, folded a column at a time across the rows, so that the keys of many rows
-  are computed side by side in vector lanes rather than one after another behind the
-  branch of a row's search.
+  elements (SHORT_ROW_THREADS on numba's threads; both by item size) in one plain pass,
+  many rows to a task; a longer one is searched in one pass, a block of BLOCK_BYTES at a
+  time: each
+  block's largest key (a reduction that LLVM vectorises) is compared with the best so
+  far, and the block that holds the best remembered; then the place in that block is
+  looked for, read again from cache (the least or greatest place that holds the key: a
+  vectorised reduction too, not a loop that stops at the first hit). A search for the
+  first place stops, at the end of a chunk of CHUNK elements, once it has found the
+  greatest key there is (the type's greatest integer, or a NaN).
+* ``reduce_rows_across`` for rows of at most ACROSS_ROW_THREADS floats on numba's
+  threads: ACROSS_ROWS rows to a task, folded a column at a time across the rows, so
+  that the keys of many rows are computed side by side in vector lanes rather than one
+  after another behind the branch of a row's search.
 * ``reduce_row_pieces`` for fewer than PIECES rows of at least 2 * PIECE elements: each
   row is cut into pieces searched as above on all threads, then merged.
 * ``reduce_middle`` for every other axis: each task owns a stretch of up to STRETCH
@@ -66,7 +67,8 @@ from ..dtypes import FLOAT_BITS, KeyKind, flip_mask, highest_key
 
 __all__ = [
     "ACROSS_ROWS",
-    "BLOCK",
+    "ACROSS_ROW_THREADS",
+    "BLOCK_BYTES",
     "CHUNK",
     "NARROW_WIDTH",
     "PART_ROWS",
@@ -86,17 +88,20 @@ __all__ = [
     "tiled",
 ]
 
-# Elements of a row whose largest key is found before its place is looked for ...
+# Bytes of a block of a long row, whose largest key is found before its place is looked
+# for (docs/performance.md, "The portable tier's rows searched a block at a time") ...
+BLOCK_BYTES = 512
+# ... and elements of a chunk of blocks, after which a search may stop.
 CHUNK = 4096
-# ... and of a block searched at once for that key.
-BLOCK = 64
-# Rows of at most SHORT_ROW elements are searched in one plain pass each on one thread,
-# longer ones a chunk at a time ...
-SHORT_ROW = 64
-# ... and on numba's threads (inputs from memory), by item size, rows of at most this
-# many (of floats: across the rows, ``reduce_rows_across``) (docs/performance.md, "The
-# portable tier's short rows on numba's threads").
-SHORT_ROW_THREADS = {1: 47, 2: 47, 4: 31, 8: 23}
+# Rows of at most SHORT_ROW elements (by item size) are searched in one plain pass each
+# on one thread, longer ones a block at a time (``search_row``) ...
+SHORT_ROW = {1: 31, 2: 31, 4: 63, 8: 63}
+# ... and on numba's threads (inputs from memory), rows of integers of at most
+# SHORT_ROW_THREADS elements, of floats of at most ACROSS_ROW_THREADS (those across the
+# rows, ``reduce_rows_across``) (docs/performance.md, "The portable tier's rows searched
+# a block at a time").
+SHORT_ROW_THREADS = {1: 47, 2: 31, 4: 19, 8: 16}
+ACROSS_ROW_THREADS = {2: 31, 4: 23, 8: 15}
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
 # "The portable tier's short rows of floats folded across the rows").
 ACROSS_ROWS = 256
@@ -208,9 +213,10 @@ def _greatest_key_function(kind: int, itemsize: int):
 # the greatest there is, ``fold_row`` and ``search_row`` compiled with them, the type of
 # row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
 # those count), and ``fold_rows`` compiled with all these (under its own name),
-# ``take_run``; for ``reduce_rows``, its SHORT_ROW; and, for ``read_floats``, the loop
-# it calls and the integer type it views the input as.
-key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = None
+# ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES); for
+# ``reduce_rows``, its SHORT_ROW; and, for ``read_floats``, the loop it calls and the
+# integer type it views the input as.
+key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
 
 
 def fold_row(row, best, at, r, last):
@@ -243,52 +249,44 @@ def take_run(best, at, keys, rows, first, last):
 
 
 def search_row(row, last):
-    # The best key of a row of more than BLOCK elements and its place: a chunk of CHUNK
-    # elements at a time, the chunk's largest key first (a reduction that LLVM
-    # vectorises); where that beats the best so far, the block that holds it, then its
-    # place in the block, both read again from cache. The search for the first place
-    # stops at the greatest key there is.
+    # The best key of a row of more than SHORT_ROW elements and its place, in one pass: the
+    # largest key of each block of BLOCK elements (a reduction that LLVM vectorises), the
+    # block that holds the best so far remembered; then the place in that block, read
+    # again from cache. A search for the first place stops at the end of a chunk of CHUNK
+    # elements that has found the greatest key there is (stopping at the block itself,
+    # rows read from memory took up to 2.5 times as long: docs/performance.md, "The
+    # portable tier's rows searched a block at a time").
     n = row.size
     best = key(row[0])
-    at = 0
+    b_best = 0
     for c0 in range(0, n, CHUNK):
-        chunk = row[c0 : min(c0 + CHUNK, n)]
-        top = key(chunk[0])
-        for i in range(chunk.size):
-            top = max(top, key(chunk[i]))
-        if c0 > 0 and (top < best or (top == best and not last)):
-            continue  # the best so far stands
-        best = top
-        # The first (last) block that holds ``top``, then its place in the block: a
-        # reduction of the places that hold it, which LLVM vectorises.
-        blocks = (chunk.size + BLOCK - 1) // BLOCK
-        for b in range(blocks):
-            if last:
-                b = blocks - 1 - b
-            block = chunk[b * BLOCK : min(b * BLOCK + BLOCK, chunk.size)]
-            hit = False
+        c1 = min(c0 + CHUNK, n)
+        for b0 in range(c0, c1, BLOCK):
+            block = row[b0 : min(b0 + BLOCK, c1)]
+            top = key(block[0])
             for i in range(block.size):
-                hit |= key(block[i]) == top
-            if hit:
-                # The greatest place that holds ``top``, or the least as the greatest
-                # of the places negated (``(i ^ m) - m`` is ``-i`` where ``m`` is -1):
-                # one loop for both, so that the loop is compiled once.
-                size = block.size
-                m = 0 if last else -1
-                place = -size
-                for i in range(size):
-                    place = max(place, (i ^ m) - m if key(block[i]) == top else -size)
-                at = c0 + b * BLOCK + ((place ^ m) - m)
-                break
+                top = max(top, key(block[i]))
+            if top > best or (last and top == best):
+                best, b_best = top, b0
         if not last and best == greatest(row):
             break
-    return best, at
+    # The greatest place in the block that holds ``best``, or the least as the greatest of
+    # the places negated (``(i ^ m) - m`` is ``-i`` where ``m`` is -1): one loop for both,
+    # so that the loop is compiled once; a reduction, which LLVM vectorises.
+    block = row[b_best : min(b_best + BLOCK, n)]
+    size = block.size
+    m = 0 if last else -1
+    place = -size
+    for i in range(size):
+        place = max(place, (i ^ m) - m if key(block[i]) == best else -size)
+    return best, b_best + ((place ^ m) - m)
 
 
 def reduce_rows(x, out, last):
     outer, n = x.shape
     if n <= SHORT:
-        # Short rows (SHORT_ROW): one plain pass each, many rows to a task.
+        # Short rows (SHORT_ROW, SHORT_ROW_THREADS): one plain pass each, many rows to a
+        # task.
         per = max(1, TASK_ELEMENTS // n)
         for t in prange((outer + per - 1) // per):
             for o in range(t * per, min(t * per + per, outer)):
@@ -306,7 +304,7 @@ def reduce_rows(x, out, last):
 
 
 def reduce_rows_across(x, out, last):
-    # Rows of at most SHORT_ROW_THREADS elements of a float format, on numba's threads
+    # Rows of at most ACROSS_ROW_THREADS elements of a float format, on numba's threads
     # (``PortableKernels.choose``): each task takes ACROSS_ROWS rows and folds them a
     # column at a time, each row's best key and place in a lane of ``best`` and ``at``,
     # as ``fold_row`` folds a block's rows. (Written out with two indices: taken as a
@@ -530,8 +528,11 @@ class PortableKernels:
 
     def __init__(self, kind: int, itemsize: int):
         self.itemsize = itemsize
-        self.short_row = {False: SHORT_ROW, True: SHORT_ROW_THREADS[itemsize]}
         self.float_keys = KeyKind(kind).format != KeyKind.INT
+        # The longest rows searched in one pass (or, floats on numba's threads, across
+        # the rows), serially and on numba's threads.
+        threads = ACROSS_ROW_THREADS if self.float_keys else SHORT_ROW_THREADS
+        self.short_row = {False: SHORT_ROW[itemsize], True: threads[itemsize]}
         # float32 and float64 come from Python as they are (``read_floats``).
         self.reads_floats = KeyKind(kind).format in (KeyKind.F32, KeyKind.F64)
         self._readers: dict[Any, Any] = {}
@@ -541,7 +542,11 @@ class PortableKernels:
         tag = f"k{kind}_b{itemsize}"
         fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", {"key": key_fn}))
         search_fn = njit(inline="always")(
-            _bind(search_row, f"portable_search_{tag}", {"key": key_fn, "greatest": greatest_fn})
+            _bind(
+                search_row,
+                f"portable_search_{tag}",
+                {"key": key_fn, "greatest": greatest_fn, "BLOCK": BLOCK_BYTES // itemsize},
+            )
         )
         bound = {
             "key": key_fn,
