@@ -9,12 +9,11 @@ Seven loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
 
 * ``reduce_rows`` for the last axis (``inner == 1``): a row of at most SHORT_ROW
   elements (SHORT_ROW_THREADS on numba's threads; both by item size) in one plain pass,
-  many rows to a task; a longer one is searched in one pass, a block of BLOCK_BYTES at a
-  time: each
-  block's largest key (a reduction that LLVM vectorises) is compared with the best so
-  far, and the block that holds the best remembered; then the place in that block is
-  looked for, read again from cache (the least or greatest place that holds the key: a
-  vectorised reduction too, not a loop that stops at the first hit). A search for the
+  many rows to a task; a longer one in one pass too, a block of BLOCK_BYTES at a time:
+  each block's largest key (a reduction that LLVM vectorises) is compared with the best
+  so far, and the block that holds the best is remembered; then the place in that block
+  is looked for, read again from cache (the least or greatest place that holds the key:
+  a vectorised reduction too, not a loop that stops at the first hit). A search for the
   first place stops, at the end of a chunk of CHUNK elements, once it has found the
   greatest key there is (the type's greatest integer, or a NaN).
 * ``reduce_rows_across`` for rows of at most ACROSS_ROW_THREADS floats on numba's
