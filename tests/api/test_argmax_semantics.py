@@ -309,12 +309,14 @@ def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
                 np.testing.assert_array_equal(argmax(x, 1, 0, last), want, err_msg=str(places))
 
 
-@pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[1], INTS[2], INTS[7]], ids=str
+)
 def test_rows_as_long_as_short_rows_may_be_and_one_more(dtype, kernel_path, tier, searched_by):
     # Rows of up to SHORT_ROW elements (SHORT_ROW_THREADS, or of floats ACROSS_ROW_THREADS,
     # on numba's threads) are searched in one pass each, or across the rows; longer ones a
-    # block of BLOCK_BYTES at a time: each length on either side of these, ties and NaN
-    # anywhere.
+    # block of BLOCK_BYTES at a time: each length on either side of these, for every item
+    # size of floats and of integers, ties and NaN anywhere.
     rng = np.random.default_rng(14)
     size = dtype.itemsize
     threads = portable.ACROSS_ROW_THREADS if dtype in FLOATS else portable.SHORT_ROW_THREADS
