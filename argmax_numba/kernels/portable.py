@@ -7,19 +7,19 @@ against.
 
 Seven loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
-* ``reduce_rows`` for the last axis (``inner == 1``): a row of at most SHORT_ROW
-  elements (SHORT_ROW_THREADS on numba's threads; both by item size) in one plain pass,
-  many rows to a task; a longer one in one pass too, a block of BLOCK_BYTES at a time:
-  each block's largest key (a reduction that LLVM vectorises) is compared with the best
-  so far, and the block that holds the best is remembered; then the place in that block
-  is looked for, read again from cache (the least or greatest place that holds the key:
-  a vectorised reduction too, not a loop that stops at the first hit). A search for the
+* ``reduce_rows`` for the last axis (``inner == 1``): a short row (``ShortRows``: of
+  integers, INTEGER_ROWS; of floats, FLOAT_ROWS) in one plain pass, many rows to a
+  task; a longer one in one pass too, a block of BLOCK_BYTES at a time: each block's
+  largest key (a reduction that LLVM vectorises) is compared with the best so far, and
+  the block that holds the best is remembered; then the place in that block is looked
+  for, read again from cache (the least or greatest place that holds the key: a
+  vectorised reduction too, not a loop that stops at the first hit). A search for the
   first place stops, at the end of a chunk of CHUNK elements, once it has found the
   greatest key there is (the type's greatest integer, or a NaN).
-* ``reduce_rows_across`` for rows of at most ACROSS_ROW_THREADS floats on numba's
-  threads: ACROSS_ROWS rows to a task, folded a column at a time across the rows, so
-  that the keys of many rows are computed side by side in vector lanes rather than one
-  after another behind the branch of a row's search.
+* ``reduce_rows_across`` for short rows of floats (FLOAT_ROWS) on numba's threads:
+  ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
+  keys of many rows are computed side by side in vector lanes rather than one after
+  another behind the branch of a row's search.
 * ``reduce_row_pieces`` for fewer than PIECES rows of at least 2 * PIECE elements: each
   row is cut into pieces searched as above on all threads, then merged.
 * ``reduce_middle`` for every other axis: each task owns a stretch of up to STRETCH
@@ -66,16 +66,15 @@ from ..dtypes import FLOAT_BITS, KeyKind, flip_mask, highest_key
 
 __all__ = [
     "ACROSS_ROWS",
-    "ACROSS_ROW_THREADS",
     "BLOCK_BYTES",
     "CHUNK",
+    "FLOAT_ROWS",
+    "INTEGER_ROWS",
     "NARROW_WIDTH",
     "PART_ROWS",
     "PART_WIDTH",
     "PIECE",
     "PIECES",
-    "SHORT_ROW",
-    "SHORT_ROW_THREADS",
     "STRETCH",
     "TASK_ELEMENTS",
     "TILE_BYTES",
@@ -83,6 +82,7 @@ __all__ = [
     "TILE_ROWS",
     "PortableCall",
     "PortableKernels",
+    "ShortRows",
     "portable_kernels",
     "tiled",
 ]
@@ -92,15 +92,20 @@ __all__ = [
 BLOCK_BYTES = 512
 # ... and elements of a chunk of blocks, after which a search may stop.
 CHUNK = 4096
-# Rows of at most SHORT_ROW elements (by item size) are searched in one plain pass each
-# on one thread, longer ones a block at a time (``search_row``) ...
-SHORT_ROW = {1: 31, 2: 31, 4: 63, 8: 63}
-# ... and on numba's threads (inputs from memory), rows of integers of at most
-# SHORT_ROW_THREADS elements, of floats of at most ACROSS_ROW_THREADS (those across the
-# rows, ``reduce_rows_across``) (docs/performance.md, "The portable tier's rows searched
-# a block at a time").
-SHORT_ROW_THREADS = {1: 47, 2: 31, 4: 19, 8: 16}
-ACROSS_ROW_THREADS = {2: 31, 4: 23, 8: 15}
+
+
+class ShortRows(NamedTuple):
+    """The longest rows, by item size, that ``reduce_rows`` searches in one plain pass
+    each (on numba's threads, rows of floats: ``reduce_rows_across``, across the rows);
+    longer ones go to ``search_row``, a block at a time."""
+
+    serial: dict[int, int]  # on one thread (inputs in cache)
+    threads: dict[int, int]  # on numba's threads (inputs from memory)
+
+
+# docs/performance.md, "The portable tier's rows searched a block at a time".
+INTEGER_ROWS = ShortRows(serial={1: 31, 2: 31, 4: 63, 8: 63}, threads={1: 47, 2: 31, 4: 19, 8: 16})
+FLOAT_ROWS = ShortRows(serial={2: 15, 4: 23, 8: 23}, threads={2: 31, 4: 23, 8: 15})
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
 # "The portable tier's short rows of floats folded across the rows").
 ACROSS_ROWS = 256
@@ -213,8 +218,8 @@ def _greatest_key_function(kind: int, itemsize: int):
 # row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
 # those count), and ``fold_rows`` compiled with all these (under its own name),
 # ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES); for
-# ``reduce_rows``, its SHORT_ROW; and, for ``read_floats``, the loop it calls and the
-# integer type it views the input as.
+# ``reduce_rows``, its short rows' limit (``ShortRows``); and, for ``read_floats``, the
+# loop it calls and the integer type it views the input as.
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
 
 
@@ -248,7 +253,7 @@ def take_run(best, at, keys, rows, first, last):
 
 
 def search_row(row, last):
-    # The best key of a row of more than SHORT_ROW elements and its place, in one pass: the
+    # The best key of a row longer than a short one and its place, in one pass: the
     # largest key of each block of BLOCK elements (a reduction that LLVM vectorises), the
     # block that holds the best so far remembered; then the place in that block, read
     # again from cache. A search for the first place stops at the end of a chunk of CHUNK
@@ -284,8 +289,7 @@ def search_row(row, last):
 def reduce_rows(x, out, last):
     outer, n = x.shape
     if n <= SHORT:
-        # Short rows (SHORT_ROW, SHORT_ROW_THREADS): one plain pass each, many rows to a
-        # task.
+        # Short rows (``ShortRows``): one plain pass each, many rows to a task.
         per = max(1, TASK_ELEMENTS // n)
         for t in prange((outer + per - 1) // per):
             for o in range(t * per, min(t * per + per, outer)):
@@ -303,7 +307,7 @@ def reduce_rows(x, out, last):
 
 
 def reduce_rows_across(x, out, last):
-    # Rows of at most ACROSS_ROW_THREADS elements of a float format, on numba's threads
+    # Short rows of a float format (FLOAT_ROWS), on numba's threads
     # (``PortableKernels.choose``): each task takes ACROSS_ROWS rows and folds them a
     # column at a time, each row's best key and place in a lane of ``best`` and ``at``,
     # as ``fold_row`` folds a block's rows. (Written out with two indices: taken as a
@@ -530,8 +534,8 @@ class PortableKernels:
         self.float_keys = KeyKind(kind).format != KeyKind.INT
         # The longest rows searched in one pass (or, floats on numba's threads, across
         # the rows), serially and on numba's threads.
-        threads = ACROSS_ROW_THREADS if self.float_keys else SHORT_ROW_THREADS
-        self.short_row = {False: SHORT_ROW[itemsize], True: threads[itemsize]}
+        limits = FLOAT_ROWS if self.float_keys else INTEGER_ROWS
+        self.short_row = {False: limits.serial[itemsize], True: limits.threads[itemsize]}
         # float32 and float64 come from Python as they are (``read_floats``).
         self.reads_floats = KeyKind(kind).format in (KeyKind.F32, KeyKind.F64)
         self._readers: dict[Any, Any] = {}

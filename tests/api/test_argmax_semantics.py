@@ -313,15 +313,15 @@ def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
     "dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[1], INTS[2], INTS[7]], ids=str
 )
 def test_rows_as_long_as_short_rows_may_be_and_one_more(dtype, kernel_path, tier, searched_by):
-    # Rows of up to SHORT_ROW elements (SHORT_ROW_THREADS, or of floats ACROSS_ROW_THREADS,
-    # on numba's threads) are searched in one pass each, or across the rows; longer ones a
-    # block of BLOCK_BYTES at a time: each length on either side of these, for every item
-    # size of floats and of integers, ties and NaN anywhere.
+    # Short rows (INTEGER_ROWS, FLOAT_ROWS: on one thread and on numba's threads) are
+    # searched in one pass each, or across the rows; longer ones a block of BLOCK_BYTES at
+    # a time: each length on either side of these, for every item size of floats and of
+    # integers, ties and NaN anywhere.
     rng = np.random.default_rng(14)
     size = dtype.itemsize
-    threads = portable.ACROSS_ROW_THREADS if dtype in FLOATS else portable.SHORT_ROW_THREADS
+    limits = portable.FLOAT_ROWS if dtype in FLOATS else portable.INTEGER_ROWS
     block = portable.BLOCK_BYTES // size
-    lengths = {threads[size], portable.SHORT_ROW[size], block}
+    lengths = {limits.serial[size], limits.threads[size], block}
     for n in sorted(lengths | {m + 1 for m in lengths} | {2 * block + 1}):
         x = random_tensor(dtype, (300, n), rng, special=0.2)
         for keep, last in itertools.product((0, 1), (0, 1)):
@@ -331,7 +331,7 @@ def test_rows_as_long_as_short_rows_may_be_and_one_more(dtype, kernel_path, tier
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by):
-    # On numba's threads, the portable tier folds rows of at most ACROSS_ROW_THREADS floats
+    # On numba's threads, the portable tier folds short rows of floats (FLOAT_ROWS)
     # a column at a time across ACROSS_ROWS rows of a task: the extreme must be found in any
     # column, the first or the last of ties (NaN, -0.0 with +0.0, inf), in every task
     # and in a last one part full; rows of one element, and the longest rows it takes.
@@ -341,7 +341,7 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     across = kernels._entry(kernels.rows_across)
     tasks = portable.ACROSS_ROWS
-    longest = portable.ACROSS_ROW_THREADS[dtype.itemsize]
+    longest = portable.FLOAT_ROWS.threads[dtype.itemsize]
     for outer, n in ((1, 1), (tasks - 1, 2), (2 * tasks + 5, 10), (tasks + 1, longest)):
         assert kernels.choose(outer, n, 1, True).kernel is across
         assert kernels.choose(outer, n, 1, False).kernel is not across
