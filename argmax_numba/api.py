@@ -154,44 +154,24 @@ def _choose(
     return Call(entry, (outer, n, inner), (outer, inner), extra, Tier.FAST, threads)
 
 
-def _run(
-    kind: int,
-    view: np.ndarray,
-    out: np.ndarray,
-    outer: int,
-    n: int,
-    inner: int,
-    last: int,
-    parallel: bool,
-) -> Call | None:
-    """Reduce the middle axis of ``view`` seen as C-contiguous ``(outer, n, inner)`` into
-    the int64 ``out`` of ``outer * inner`` elements (C-contiguous, of any shape), on
-    numba's threads where ``parallel``. Returns the call it ran (a plan to remember), or
-    None where the threading layer needs a lock around it."""
-    call = _choose(kind, view, out, outer, n, inner, parallel, last)
-    args = (view.reshape(call.in_shape), out.reshape(call.out_shape), last, *call.extra)
-    return call if _call_unlocked(call.entry, args, parallel) else None
-
-
-def _run_portable(
-    kind: int,
-    view: np.ndarray,
-    out: np.ndarray,
-    outer: int,
-    n: int,
-    inner: int,
-    last: int,
-    parallel: bool,
-) -> Call | None:
-    """``_run`` on the portable tier (``kernels.portable``), with the same return value
+def _choose_portable(
+    kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool
+) -> Call:
+    """``_choose`` on the portable tier: the loop that ``PortableKernels.choose`` chooses
     (a parallel loop's plan does not depend on the thread count, but is remembered with
     it all the same)."""
     chosen = portable_kernels(kind, view.itemsize).choose(outer, n, inner, parallel)
-    args = (view.reshape(chosen.in_shape), out.reshape(chosen.out_shape), last)
-    if not _call_unlocked(chosen.kernel, args, parallel):
-        return None
     threads = numba.get_num_threads() if parallel else 0
     return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, threads)
+
+
+def _run(call: Call, view: np.ndarray, out: np.ndarray, last: int, parallel: bool) -> Call | None:
+    """Run ``call`` on ``view`` into the int64 ``out`` (C-contiguous, of any shape), each
+    reshaped as the driver or loop takes it, on numba's threads where ``parallel``.
+    Returns ``call`` (a plan to remember), or None where the threading layer needs a lock
+    around it."""
+    args = (view.reshape(call.in_shape), out.reshape(call.out_shape), last, *call.extra)
+    return call if _call_unlocked(call.entry, args, parallel) else None
 
 
 def _call_unlocked(fn, args: tuple, parallel: bool) -> bool:
@@ -211,15 +191,16 @@ def _reduce(
 ) -> Call | None:
     """Reduce on this process's tier (``tiers``), serially or on numba's threads (decided
     here, once for either tier); where the fast tier fails, fall back to the portable one
-    for good. Returns what ``_run`` returns."""
+    for good. Returns the call it ran, or None (``_run``)."""
     parallel = not serial(outer, n, inner, view.itemsize) and _parallel.parallel_allowed()
     if tiers.STATE.tier is Tier.FAST:
         try:
-            return _run(kind, view, out, outer, n, inner, last, parallel)
+            call = _choose(kind, view, out, outer, n, inner, parallel, last)
+            return _run(call, view, out, last, parallel)
         except Exception as exc:  # the inputs were checked: the fast tier itself failed
             tiers.fall_back(exc)
             _PLANS.clear()
-    return _run_portable(kind, view, out, outer, n, inner, last, parallel)
+    return _run(_choose_portable(kind, view, outer, n, inner, parallel), view, out, last, parallel)
 
 
 @contextmanager

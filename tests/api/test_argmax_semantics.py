@@ -450,8 +450,8 @@ def test_the_portable_tier_repeats_a_remembered_call(dtype, monkeypatch):
         x = random_tensor(dtype, shape, rng, special=0.4)
         argmax(x, axis, 0, 1)
     chosen = []
-    real = api._run_portable
-    monkeypatch.setattr(api, "_run_portable", lambda *a: chosen.append(a) or real(*a))
+    real = api._choose_portable
+    monkeypatch.setattr(api, "_choose_portable", lambda *a: chosen.append(a) or real(*a))
     for shape, axis in (((6, 7), 1), ((6, 7), 0), ((9,), 0)):
         for _ in range(3):
             x = random_tensor(dtype, shape, rng, special=0.4)
