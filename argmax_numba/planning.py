@@ -28,6 +28,7 @@ from .vector.side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, WIDE_GATHER_BY
 __all__ = [
     "Kernel",
     "Plan",
+    "chunk_row_bytes",
     "is_short",
     "plan",
     "rows_per_task",
@@ -64,6 +65,11 @@ GATHERED_ROWS = 16
 # A row is split across tasks only into pieces of at least this many elements
 # (docs/performance.md, MIN_ROW_CHUNK).
 MIN_ROW_CHUNK = 1 << 15
+# Rows of 8-bit elements are searched in groups only up to this many bytes, not
+# CHUNK_ROW_BYTES: a group keeps 16-bit positions beside 8-bit keys, two registers of
+# positions to one of keys, and longer rows were searched faster one at a time, from
+# cache and from memory (docs/performance.md, BYTE_CHUNK_ROW_BYTES).
+BYTE_CHUNK_ROW_BYTES = 512
 # Whole rows of about this many elements in all make one task of the row kernels
 # (docs/performance.md, ROW_TASK_ELEMENTS) ...
 ROW_TASK_ELEMENTS = 1 << 16
@@ -77,7 +83,7 @@ class Kernel(IntEnum):
     """The kernels, by the layout each one reduces (``kernels.registry`` holds their code)."""
 
     ROWS = 0
-    """Rows (``inner == 1``) longer than CHUNK_ROW_BYTES, whole rows to a task."""
+    """Rows (``inner == 1``) longer than ``chunk_row_bytes``, whole rows to a task."""
     ROW_PIECES = 1
     """A few long rows, each split into ``splits`` pieces so that every core has work."""
     SHORT_ROWS = 2
@@ -85,7 +91,7 @@ class Kernel(IntEnum):
     GROUP_ROWS = 3
     """Rows of up to GROUP_ROW_BYTES, a group of rows at a time."""
     CHUNK_ROWS = 4
-    """Rows of up to CHUNK_ROW_BYTES, a group at a time, where every task holds a group."""
+    """Rows of up to ``chunk_row_bytes``, a group at a time, where every task holds a group."""
     COLS = 5
     """The middle axis, ``block`` inner positions to a task, rows of at least a vector."""
     SIDE_COLS = 6
@@ -143,15 +149,22 @@ def wide_row_span(itemsize: int) -> int:
 
 
 @register_jitable
+def chunk_row_bytes(itemsize: int) -> int:
+    """The longest rows, in bytes, of ``itemsize``-byte elements that ``CHUNK_ROWS``
+    searches a group at a time (longer ones go one at a time)."""
+    return BYTE_CHUNK_ROW_BYTES if itemsize == 1 else CHUNK_ROW_BYTES
+
+
+@register_jitable
 def rows_per_task(outer: int, n: int, itemsize: int, threads: int) -> int:
     """Whole rows of ``n`` elements per task of the row kernels, for ``outer`` rows on
-    ``threads`` threads: about ROW_TASK_ELEMENTS elements; rows of up to CHUNK_ROW_BYTES,
-    searched a group at a time, need a group in a task, and where that still leaves every
-    thread GROUP_TASKS tasks, a task takes one (``plan`` sends them to ``CHUNK_ROWS``
-    only where every task then holds a group)."""
+    ``threads`` threads: about ROW_TASK_ELEMENTS elements; rows of up to
+    ``chunk_row_bytes``, searched a group at a time, need a group in a task, and where
+    that still leaves every thread GROUP_TASKS tasks, a task takes one (``plan`` sends
+    them to ``CHUNK_ROWS`` only where every task then holds a group)."""
     per = max(1, ROW_TASK_ELEMENTS // n)
     group = VECTOR_BYTES // itemsize
-    if per < group and n * itemsize <= CHUNK_ROW_BYTES:
+    if per < group and n * itemsize <= chunk_row_bytes(itemsize):
         if outer >= GROUP_TASKS * threads * group:
             per = group
     return per
@@ -175,13 +188,13 @@ def _plan_rows(outer: int, n: int, itemsize: int, threads: int) -> Plan:
     nchunks = 1
     if threads > 1 and outer < 2 * threads:  # split rows so that every core has work
         nchunks = max(1, min(-(-4 * threads // outer), n // MIN_ROW_CHUNK))
-    # Rows of up to CHUNK_ROW_BYTES in groups where every task of the driver holds whole
+    # Rows of up to ``chunk_row_bytes`` in groups where every task of the driver holds whole
     # groups: fewer rows, read from cache, are searched faster one at a time
     # (docs/performance.md, "Rows too few for a group in each task searched one at a
     # time").
     group = VECTOR_BYTES // itemsize
     held = outer >= group and rows_per_task(outer, n, itemsize, threads) >= group
-    if nchunks == 1 and n * itemsize <= CHUNK_ROW_BYTES and held:
+    if nchunks == 1 and n * itemsize <= chunk_row_bytes(itemsize) and held:
         return Plan(Kernel.CHUNK_ROWS, 0, 0, 0)
     if nchunks > 1:
         return Plan(Kernel.ROW_PIECES, 0, 0, nchunks)

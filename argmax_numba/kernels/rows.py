@@ -93,14 +93,14 @@ def row_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
             short_group_argmax(x, o, min(group, hi - o), out, kind, last, n)
 
     def rows_task(x, out, t, per):
-        # Rows longer than CHUNK_ROW_BYTES, and shorter ones too few for groups, one at a
+        # Rows longer than ``chunk_row_bytes``, and shorter ones too few for groups, one at a
         # time.
         n = x.shape[1]
         for o in range(t * per, min((t + 1) * per, x.shape[0])):
             out[o] = search(x, o, 0, n)[1]
 
     def chunk_rows_task(x, out, t, per):
-        # Rows longer than GROUP_ROW_BYTES, up to CHUNK_ROW_BYTES, a group at a time, their
+        # Rows longer than GROUP_ROW_BYTES, up to ``chunk_row_bytes``, a group at a time, their
         # vectors folded first (the task's last group may have fewer rows). A task of its
         # own, like ``group_rows_task`` (docs/performance.md, "Row tasks of their own").
         lo, hi = t * per, min((t + 1) * per, x.shape[0])

@@ -47,7 +47,7 @@ from argmax_numba.vector.lanes import (
     lane_count,
     lane_slots,
 )
-from argmax_numba.vector.row_groups import CHUNK_ROW_BYTES, GROUP_ROW_BYTES, rows_of_group
+from argmax_numba.vector.row_groups import GROUP_ROW_BYTES, rows_of_group
 from argmax_numba.vector.short_rows import SHORT_ROW
 from argmax_numba.vector.side_blocks import GATHER_BYTES, SHORT_GATHER_BYTES, WIDE_GATHER_BYTES
 
@@ -301,7 +301,7 @@ def test_short_rows_left_over_in_a_task(dtype, kernel_path, searched_by):
 @pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
 def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, searched_by):
     # Rows longer than GROUP_ROW_BYTES are searched a vector's worth of rows at a time
-    # (up to CHUNK_ROW_BYTES; in many tasks in ``test_long_rows_in_groups``): each row's vectors
+    # (up to ``chunk_row_bytes``; in many tasks in ``test_long_rows_in_groups``): each row's vectors
     # folded lane by lane (a later vector wins a tie only for the last occurrence), then
     # the lanes of all the rows reduced together (the earlier position wins a tie, or
     # the later one). Ties within a lane, between lanes and in the masked last vector;
@@ -309,7 +309,8 @@ def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, searched_by):
     # two tasks (ROW_TASK_ELEMENTS // n rows, not a whole number of groups, to the
     # first), and the rows after a task's last group.
     lanes = 64 // dtype.itemsize
-    shortest, longest = GROUP_ROW_BYTES // dtype.itemsize + 1, CHUNK_ROW_BYTES // dtype.itemsize
+    shortest = GROUP_ROW_BYTES // dtype.itemsize + 1
+    longest = planning.chunk_row_bytes(dtype.itemsize) // dtype.itemsize
     rng = np.random.default_rng(18)
     for n in sorted({shortest, 3 * lanes, 3 * lanes + 1, 5 * lanes - 1, longest - 1, longest}):
         rows = 5 * lanes + 7
@@ -339,11 +340,11 @@ def test_rows_of_a_few_vectors_in_groups(dtype, kernel_path, searched_by):
 
 @pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
 def test_long_rows_in_groups(dtype, kernel_path, searched_by):
-    # Rows of up to CHUNK_ROW_BYTES are searched in groups too, where the input gives
+    # Rows of up to ``chunk_row_bytes`` are searched in groups too, where the input gives
     # every thread GROUP_TASKS tasks of a group each (on one thread here, to keep the
     # input small), and the rows after the last whole group as a group of fewer rows;
     # rows one element longer, as many, one at a time. Positions up to the last of a
-    # row of CHUNK_ROW_BYTES; ties at a row's two ends and between the middle and the end.
+    # row of ``chunk_row_bytes``; ties at a row's two ends and between the middle and the end.
     lanes = 64 // dtype.itemsize
     rows = GROUP_TASKS * lanes + 5
     top = np.iinfo(dtype).max if dtype.kind in "iu" else np.array(np.inf).astype(dtype)
@@ -351,7 +352,7 @@ def test_long_rows_in_groups(dtype, kernel_path, searched_by):
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        longest = CHUNK_ROW_BYTES // dtype.itemsize
+        longest = planning.chunk_row_bytes(dtype.itemsize) // dtype.itemsize
         for n in (longest // 2 + 1, longest, longest + 1):
             chosen = planning.plan(rows, n, 1, dtype.itemsize, 1).kernel
             assert chosen == (Kernel.CHUNK_ROWS if n <= longest else Kernel.ROWS), n
@@ -367,11 +368,11 @@ def test_long_rows_in_groups(dtype, kernel_path, searched_by):
 
 @pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
 def test_long_rows_in_groups_that_end_early(dtype, kernel_path, searched_by):
-    # Tasks of rows of up to CHUNK_ROW_BYTES whose rows are not a whole number of groups
+    # Tasks of rows of up to ``chunk_row_bytes`` whose rows are not a whole number of groups
     # end with a group of fewer rows, whose positions are copied out; the last vector of
     # the array's last row, which would run past the array, is read from a copy. Maxima
     # in a row's last, partial vector, ties at a row's two ends.
-    n = 255  # of at most CHUNK_ROW_BYTES for every dtype
+    n = 255  # of at most ``chunk_row_bytes`` for every dtype
     group = VECTOR_BYTES // dtype.itemsize
     per = ROW_TASK_ELEMENTS // n  # rows a task
     assert per % group and n % group
