@@ -49,6 +49,13 @@ COL_BLOCK_BYTES = 1 << 16
 # NARROW_BYTES, LANE_BYTES).
 NARROW_BYTES = 256
 LANE_BYTES = 1024
+# On one thread, few blocks of rows under NARROW_SERIAL_BYTES go to the column kernels
+# instead (for elements wider than 8 bits, only in inputs under NARROW_SERIAL_INPUT
+# bytes): ``NARROW``'s rows side by side pay off where they are split between threads,
+# and on one thread its merge of the lanes cost more than the column kernels' reads
+# (docs/performance.md, NARROW_SERIAL_BYTES).
+NARROW_SERIAL_BYTES = 192
+NARROW_SERIAL_INPUT = 128 << 10
 # ``COLS`` splits the columns of a few blocks between tasks; in inputs of at least
 # NARROW_SPLIT_BYTES, pieces narrower than NARROW_PIECE_BYTES are read slower than rows
 # split between tasks by ``NARROW``; smaller inputs, read from cache, are as fast in
@@ -222,6 +229,8 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
     # `cols`, not `narrow`").
     few = outer < 4 * threads
     narrow = inner * itemsize < NARROW_BYTES and few
+    if threads == 1 and inner * itemsize < NARROW_SERIAL_BYTES:
+        narrow = narrow and itemsize > 1 and outer * n * inner * itemsize >= NARROW_SERIAL_INPUT
     block = max(VECTOR_BYTES, COL_BLOCK_BYTES) // itemsize  # (``COLS`` reads whole vectors)
     # Too few blocks for the cores: narrower ones, as few as give every thread an equal
     # share (docs/performance.md, "Column runs: an equal share per thread") ...

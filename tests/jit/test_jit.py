@@ -336,7 +336,7 @@ KERNEL_INPUTS = {
     Kernel.EACH_COLS: ("int8", (1, 3, 5)),
     Kernel.EACH_SHORT_COLS: ("int8", (1, 3, 2)),
     Kernel.EACH_WIDE_COLS: ("float32", (1, 3, 3)),
-    Kernel.NARROW: ("int8", (1, 64, 64)),
+    Kernel.NARROW: ("int8", (1, 64, 200)),
 }
 
 

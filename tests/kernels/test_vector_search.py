@@ -481,7 +481,10 @@ def column_path(request, monkeypatch):
 @pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
 def test_columns(dtype, column_path, searched_by):
     rng = np.random.default_rng(9)
-    for shape, axis in COLUMN_CASES:
+    # A block of rows of 224 bytes: on one thread too, as wide as the narrow kernel takes.
+    narrow = (1, 48, 224 // dtype.itemsize)
+    assert planning.plan(*narrow, dtype.itemsize, 1).kernel == Kernel.NARROW
+    for shape, axis in [*COLUMN_CASES, (narrow, 1)]:
         for special in (0.0, 0.3):
             x = random_tensor(dtype, shape, rng, special=special)
             for last in (0, 1):
