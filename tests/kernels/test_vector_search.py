@@ -801,6 +801,27 @@ def test_few_blocks_of_wide_rows(dtype, monkeypatch, searched_by):
     assert planning.plan(16, 1 << 20, 4, size, 2).kernel == side_by
 
 
+@pytest.mark.parametrize("dtype", [np.dtype(np.int8), np.dtype(np.float32)], ids=str)
+def test_few_narrow_blocks_on_one_thread(dtype, monkeypatch):
+    # On one thread, a few blocks of rows under NARROW_SERIAL_BYTES go to the column
+    # kernels, not ``narrow``; for elements wider than 8 bits, only in inputs under
+    # NARROW_SERIAL_INPUT bytes. On numba's threads they go to ``narrow``.
+    use_thresholds(monkeypatch, SERIAL_BELOW_BYTES=1 << 62)
+    size = dtype.itemsize
+    inner = (planning.NARROW_SERIAL_BYTES - 1) // size
+    small = 4 * -(-planning.LANE_BYTES // (inner * size))  # rows enough for ``narrow``
+    large = -(-planning.NARROW_SERIAL_INPUT // (inner * size))
+    rng = np.random.default_rng(17)
+    for n in (small, large):
+        on_one = planning.plan(1, n, inner, size, 1).kernel
+        wide_input = size > 1 and n * inner * size >= planning.NARROW_SERIAL_INPUT
+        assert (on_one == Kernel.NARROW) == wide_input, (n, on_one)
+        assert planning.plan(1, n, inner, size, 2).kernel == Kernel.NARROW
+        x = random_tensor(dtype, (n, inner), rng, special=0.2)
+        for last in (0, 1):
+            np.testing.assert_array_equal(argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last))
+
+
 @pytest.mark.parametrize("threads", [2, 3, 4])
 def test_column_blocks_shared_evenly(threads, monkeypatch, searched_by):
     # The parallel loop hands each thread an equal count of tasks: columns split between tasks make
