@@ -221,16 +221,18 @@ def _gathered(row_bytes: int, itemsize: int) -> tuple[int, Kernel]:
 
 @register_jitable
 def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -> Plan:
-    slot, gathered = _gathered(inner * itemsize, itemsize)
+    row_bytes = inner * itemsize
+    nbytes = outer * n * row_bytes
+    slot, gathered = _gathered(row_bytes, itemsize)
     # Rows read side by side by ``NARROW``: at least a vector's worth.
-    m = max(-(-VECTOR_BYTES // (inner * itemsize)), LANE_BYTES // (inner * itemsize))
+    m = max(-(-VECTOR_BYTES // row_bytes), LANE_BYTES // row_bytes)
     # Few blocks x[o], whose rows ``NARROW`` splits between the cores. Many blocks go to
     # the column kernels whole, large ones too (docs/performance.md, "Many blocks go to
     # `cols`, not `narrow`").
     few = outer < 4 * threads
-    narrow = inner * itemsize < NARROW_BYTES and few
-    if threads == 1 and inner * itemsize < NARROW_SERIAL_BYTES:
-        narrow = narrow and itemsize > 1 and outer * n * inner * itemsize >= NARROW_SERIAL_INPUT
+    narrow = row_bytes < NARROW_BYTES and few
+    if threads == 1 and row_bytes < NARROW_SERIAL_BYTES:
+        narrow = narrow and itemsize > 1 and nbytes >= NARROW_SERIAL_INPUT
     block = max(VECTOR_BYTES, COL_BLOCK_BYTES) // itemsize  # (``COLS`` reads whole vectors)
     # Too few blocks for the cores: narrower ones, as few as give every thread an equal
     # share (docs/performance.md, "Column runs: an equal share per thread") ...
@@ -244,7 +246,7 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
         # whose row numbers restart more often in ``NARROW``) in inputs read from memory:
         # there, the rows are split (docs/performance.md, NARROW_PIECE_BYTES).
         least = NARROW_PIECE_BYTES // 4 if itemsize == 1 else NARROW_PIECE_BYTES
-        large = outer * n * inner * itemsize >= NARROW_SPLIT_BYTES
+        large = nbytes >= NARROW_SPLIT_BYTES
         narrow = narrow or (large and block * itemsize < least)
     if narrow and n >= 4 * m:
         nsplit = 1
@@ -264,7 +266,7 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
         # Whole blocks x[o] to a task, as many as make COL_BLOCK_BYTES (a task per small
         # block cost more than reading it), at least four tasks per thread
         # (docs/performance.md, COL_BLOCK_BYTES).
-        per = max(1, COL_BLOCK_BYTES // (n * inner * itemsize))
+        per = max(1, COL_BLOCK_BYTES // (n * row_bytes))
         if threads > 1:
             per = max(1, min(per, -(-outer // (4 * threads))))
         block = per * inner
@@ -274,7 +276,7 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
             # lanes a power of two: the rows ``SIDE_COLS`` reads side by side.)
             m = lanes // min(inner & -inner, lanes)
             whole = m * inner == lanes  # a wide row is one vector
-            gathers = n // m * -(-inner * itemsize // GATHER_BYTES)
+            gathers = n // m * -(-row_bytes // GATHER_BYTES)
             if n // m >= SIDE_GROUPS and (whole or gathers > GATHERED_ROWS):
                 # Rows side by side, in registers where a wide row is one vector and the
                 # wide rows are numbered in the lanes (docs/performance.md, "Blocks folded
@@ -289,7 +291,7 @@ def _plan_columns(outer: int, n: int, inner: int, itemsize: int, threads: int) -
             if per >= group:
                 block = per // group * group * inner
             return Plan(gathered, block, 0, 0)
-    if inner * itemsize < VECTOR_BYTES:
+    if row_bytes < VECTOR_BYTES:
         # ``COLS`` reads rows of at least a vector. Narrower ones split between threads get
         # here only for inputs too small for the threads (``serial``): a block to a task.
         return Plan(gathered, inner, 0, 0)
