@@ -17,11 +17,21 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-from ..dtypes import lowest_key
-from .ir import masked_load, masked_store, splat
-from .lanes import FOLD_ROWS, emit_rows_fold, fold_rows, fold_spec
+from ..dtypes import KeyKind, lowest_key
+from .ir import HALVED_REGISTER, key_ir, masked_load, masked_store, splat
+from .lanes import FOLD_ROWS, Fold, emit_rows_fold, fold_rows, fold_spec
 
-__all__ = ["fold_block"]
+__all__ = ["FLOAT_FOLD_BYTES", "FLOAT_FOLD_VECTORS", "fold_block"]
+
+# Inputs of float32 or float64 of at most FLOAT_FOLD_BYTES (in cache) have their blocks
+# folded FLOAT_FOLD_VECTORS vectors of columns at a time over a stretch of rows, the
+# running maxima and row numbers in registers and the elements compared as floats, where
+# one register runs a vector's instructions in halves (``HALVED_REGISTER``, AMD Zen 4):
+# there, the fold that keeps them in memory and compares keys pays for their loads and
+# stores and for the keys' four operations on every vector (docs/performance.md, "Float
+# blocks folded in registers"). A stretch that holds a NaN is folded again that way.
+FLOAT_FOLD_BYTES = 1 << 20
+FLOAT_FOLD_VECTORS = 4
 
 
 @intrinsic(prefer_literal=True)
@@ -116,27 +126,51 @@ def fold_block(typingctx, x, first, n, stride, width, best, hit, out, at, kind, 
         inside = builder.icmp_signed(
             ">=", builder.add(lane, splat(builder, partial_column, lanes)), ir.Constant(row_vty, 0)
         )
+        floats = HALVED_REGISTER and KeyKind(spec.kind).format in (KeyKind.F32, KeyKind.F64)
+        if floats:
+            x_items = context.make_array(sig.args[0])(context, builder, args[0]).nitems
+            in_cache = builder.icmp_unsigned(
+                "<=", x_items, i64(FLOAT_FOLD_BYTES // (spec.bits // 8))
+            )
+            chunks = builder.udiv(whole, i64(FLOAT_FOLD_VECTORS))
+            left_over = builder.urem(whole, i64(FLOAT_FOLD_VECTORS))  # whole vectors
         with cgutils.for_range_slice(builder, i64(0), n, span) as (k0, _):
             k1 = builder.select(
                 builder.icmp_signed("<", builder.add(k0, span), n), builder.add(k0, span), n
             )
-            # ``fold`` rows at a time (``fold_rows``) into the running maxima ...
-            with cgutils.for_range_slice(builder, k0, k1, fold) as (k, _):
-                left = builder.sub(k1, k)
-                count = builder.select(builder.icmp_signed("<", fold, left), fold, left)
-                start = builder.add(first, builder.mul(k, stride))
-                emit_rows_fold(
+            # Floats, where the input is in cache, in registers (``_fold_floats``); other
+            # inputs, and floats where a NaN was met, ``fold`` rows at a time
+            # (``fold_rows``) into the running maxima in memory ...
+            in_memory = ir.Constant(ir.IntType(1), 1)
+            if floats:
+                in_memory = _fold_floats(
                     builder,
                     spec,
                     x_data,
-                    start,
+                    builder.add(first, builder.mul(k0, stride)),
                     stride,
-                    count,
-                    width,
+                    builder.sub(k1, k0),
                     best_data,
                     hit_data,
-                    builder.sub(k, k0),
+                    (in_cache, chunks, left_over, partial, partial_column),
                 )
+            with builder.if_then(in_memory, likely=not floats):
+                with cgutils.for_range_slice(builder, k0, k1, fold) as (k, _):
+                    left = builder.sub(k1, k)
+                    count = builder.select(builder.icmp_signed("<", fold, left), fold, left)
+                    start = builder.add(first, builder.mul(k, stride))
+                    emit_rows_fold(
+                        builder,
+                        spec,
+                        x_data,
+                        start,
+                        stride,
+                        count,
+                        width,
+                        best_data,
+                        hit_data,
+                        builder.sub(k, k0),
+                    )
             # ... then their row numbers into the output: the whole vectors', then the
             # partial one's, in a slot of its own after them.
             with cgutils.for_range(builder, whole) as loop:
@@ -146,3 +180,146 @@ def fold_block(typingctx, x, first, n, stride, width, best, hit, out, at, kind, 
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+def _fold_floats(builder, spec: Fold, x_data, start, stride, rows, best, hit, block):
+    """A stretch of ``rows`` rows of a block of floats, row ``r`` from flat index ``start
+    + r * stride``, folded in registers (``_fold_float_chunk``) where the input is in
+    cache: chunks of FLOAT_FOLD_VECTORS whole vectors, then the whole vectors after them
+    and the partial one in one chunk more. Returns whether the stretch must still be
+    folded in memory (an i1): where the input is not in cache, or a chunk met a NaN."""
+    i64 = ir.IntType(64)
+    in_cache, chunks, left_over, partial, partial_column = block
+    lanes = spec.lanes
+    nan = cgutils.alloca_once_value(builder, builder.not_(in_cache))
+
+    def chunk(vectors):
+        met = _fold_float_chunk(builder, spec, x_data, start, stride, rows, best, hit, vectors)
+        builder.store(builder.or_(builder.load(nan), met), nan)
+
+    with builder.if_then(in_cache, likely=True):
+        whole_chunk = i64(FLOAT_FOLD_VECTORS * lanes)
+        with cgutils.for_range(builder, chunks) as loop:
+            column = builder.mul(loop.index, whole_chunk)
+            columns = [builder.add(column, i64(v * lanes)) for v in range(FLOAT_FOLD_VECTORS)]
+            chunk(list(zip(columns, columns, strict=True)))
+        # The whole vectors after the chunks and the partial one, in one chunk more, as
+        # many vectors as the others: those past the last repeat it.
+        column = builder.mul(chunks, whole_chunk)
+        left = builder.add(left_over, builder.zext(partial, i64))
+        with builder.if_then(builder.icmp_unsigned(">", left, i64(0))):
+            vectors = []
+            for v in range(FLOAT_FOLD_VECTORS):
+                last = builder.sub(left, i64(1))
+                at = builder.select(builder.icmp_unsigned("<", i64(v), last), i64(v), last)
+                slot = builder.add(column, builder.mul(at, i64(lanes)))
+                is_partial = builder.and_(partial, builder.icmp_unsigned("==", at, left_over))
+                vectors.append((builder.select(is_partial, partial_column, slot), slot))
+            chunk(vectors)
+    return builder.load(nan)
+
+
+def _fold_float_chunk(
+    builder, spec: Fold, x_data, start, stride, rows, best_data, hit_data, vectors
+) -> ir.Value:
+    """Fold ``rows`` rows (at least one) of vectors of floats into running maxima (keys)
+    and row numbers: for each ``(column, slot)`` of ``vectors``, the vector at ``column``
+    of every row into the slot at ``slot`` of ``best_data`` and ``hit_data``, which holds
+    no row number yet (-1). Row ``r`` starts at flat index ``start + r * stride`` and is
+    numbered ``r``. The running values stay in registers, the floats compared as floats,
+    which order them as their keys do but for NaN. Returns whether a NaN was met (an
+    i1), in which case the slots are left as they were. Two vectors may share a column
+    and a slot (they are stored alike)."""
+    i64 = ir.IntType(64)
+    lanes, count = spec.lanes, len(vectors)
+    kind = KeyKind(spec.kind)
+    fty = ir.VectorType(ir.FloatType() if spec.bits == 32 else ir.DoubleType(), lanes)
+    key_vty = ir.VectorType(ir.IntType(spec.bits), lanes)
+    hit_vty = ir.VectorType(ir.IntType(spec.hit_bits), lanes)
+    mask_ty = ir.VectorType(ir.IntType(1), lanes)
+    # A row replaces a column's maximum where it is greater (ArgMin: less), or with
+    # ``last`` equal too.
+    op = ("<" if kind.reversed else ">") + ("=" if spec.last else "")
+
+    def load_row(r):
+        row = builder.gep(x_data, [builder.add(start, builder.mul(r, stride))])
+        return [
+            builder.bitcast(
+                builder.load(
+                    builder.bitcast(builder.gep(row, [column]), key_vty.as_pointer()),
+                    align=spec.bits // 8,
+                ),
+                fty,
+            )
+            for column, _ in vectors
+        ]
+
+    def nan_in(values, met):  # (a test of two vectors at once)
+        for a, b in zip(values[::2], values[1::2] + values[-1:], strict=False):
+            met = builder.or_(met, builder.fcmp_unordered("uno", a, b))
+        return met
+
+    first_row = load_row(i64(0))
+    top = first_row
+    hits = [ir.Constant(hit_vty, 0)] * count
+    met = nan_in(first_row, ir.Constant(mask_ty, [0] * lanes))
+    before = builder.block
+    body = builder.append_basic_block("float_rows")
+    done = builder.append_basic_block("float_rows_done")
+    builder.cbranch(builder.icmp_signed(">", rows, i64(1)), body, done)
+    builder.position_at_end(body)
+    r = builder.phi(i64)
+    top_phis = [builder.phi(fty) for _ in range(count)]
+    hit_phis = [builder.phi(hit_vty) for _ in range(count)]
+    met_phi = builder.phi(mask_ty)
+    r.add_incoming(i64(1), before)
+    for phi, value in zip(top_phis + hit_phis + [met_phi], top + hits + [met], strict=True):
+        phi.add_incoming(value, before)
+    values = load_row(r)
+    number = splat(builder, builder.trunc(r, hit_vty.element), lanes)
+    takes = [builder.fcmp_ordered(op, v, t) for v, t in zip(values, top_phis, strict=True)]
+    new_top = [builder.select(c, v, t) for c, v, t in zip(takes, values, top_phis, strict=True)]
+    new_hits = [builder.select(c, number, h) for c, h in zip(takes, hit_phis, strict=True)]
+    new_met = nan_in(values, met_phi)
+    following = builder.add(r, i64(1))
+    end = builder.block
+    r.add_incoming(following, end)
+    for phi, value in zip(
+        top_phis + hit_phis + [met_phi], new_top + new_hits + [new_met], strict=True
+    ):
+        phi.add_incoming(value, end)
+    builder.cbranch(builder.icmp_signed("<", following, rows), body, done)
+    builder.position_at_end(done)
+    top = [_joined(builder, fty, a, b, before, end) for a, b in zip(top, new_top, strict=True)]
+    hits = [
+        _joined(builder, hit_vty, a, b, before, end) for a, b in zip(hits, new_hits, strict=True)
+    ]
+    met = _joined(builder, mask_ty, met, new_met, before, end)
+    any_nan = builder.icmp_unsigned(
+        "!=", builder.bitcast(met, ir.IntType(lanes)), ir.IntType(lanes)(0)
+    )
+    # The stretch's maxima, as keys, taken into the running ones where they beat them:
+    # every slot read before any is written, as two vectors may share one.
+    with builder.if_then(builder.not_(any_nan), likely=True):
+        no_row = ir.Constant(hit_vty, -1)
+        merged = []
+        for (_, slot), value, rows_at in zip(vectors, top, hits, strict=True):
+            best_at = builder.bitcast(builder.gep(best_data, [slot]), key_vty.as_pointer())
+            hit_at = builder.bitcast(builder.gep(hit_data, [slot]), hit_vty.as_pointer())
+            keys = key_ir(builder, builder.bitcast(value, key_vty), spec.kind)
+            best = builder.load(best_at, align=spec.bits // 8)
+            take = builder.icmp_signed(">=" if spec.last else ">", keys, best)
+            merged.append((best_at, builder.select(take, keys, best), spec.bits))
+            merged.append((hit_at, builder.select(take, rows_at, no_row), spec.hit_bits))
+        for at, value, bits in merged:
+            builder.store(value, at, align=bits // 8)
+    return any_nan
+
+
+def _joined(builder, ty, one_row, more_rows, before, end):
+    """The value after a stretch: ``one_row`` from ``before`` (a stretch of one row),
+    ``more_rows`` from the loop's ``end``."""
+    phi = builder.phi(ty)
+    phi.add_incoming(one_row, before)
+    phi.add_incoming(more_rows, end)
+    return phi

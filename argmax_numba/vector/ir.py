@@ -9,6 +9,7 @@ from ..runtime.target import compile_target
 from .keys import key_ir
 
 __all__ = [
+    "HALVED_REGISTER",
     "SPLIT_VECTOR",
     "VECTOR_BYTES",
     "equal_to",
@@ -124,6 +125,9 @@ _ONE_REGISTER = "+avx512f" in _FEATURES
 # two registers, or one whose instructions run as two 256-bit halves (AMD Zen 4, which
 # also loads and stores 256 bits at a time).
 SPLIT_VECTOR = not _ONE_REGISTER or _CPU == "znver4"
+# Whether one register holds a vector whose instructions run as two 256-bit halves (AMD
+# Zen 4 with AVX-512).
+HALVED_REGISTER = _ONE_REGISTER and _CPU == "znver4"
 # Whether ``loaded`` needs its barrier: on AMD Zen processors with AVX-512. Elsewhere
 # the barrier is left out, as its register constraint would not allow a split vector.
 _BARRIER = _ONE_REGISTER and _CPU.startswith("znver")

@@ -35,7 +35,7 @@ from argmax_numba import argmax
 from argmax_numba.dtypes import Extreme, kernel_view
 from argmax_numba.kernels.registry import KERNELS
 from argmax_numba.planning import GROUP_TASKS, ROW_TASK_ELEMENTS, Kernel, is_short
-from argmax_numba.vector.col_blocks import fold_block
+from argmax_numba.vector.col_blocks import FLOAT_FOLD_BYTES, FLOAT_FOLD_VECTORS, fold_block
 from argmax_numba.vector.ir import VECTOR_BYTES
 from argmax_numba.vector.keys import INDEX_BITS, key_vector, narrow_index
 from argmax_numba.vector.lanes import (
@@ -516,6 +516,39 @@ def test_columns_of_the_lowest_value(dtype, column_path, searched_by):
         want = np.full(got.shape, shape[axis] - 1)  # the last flag, on the lowest only
         np.testing.assert_array_equal(argmax(lowest, axis, 1, 1), want, str(shape))
         np.testing.assert_array_equal(argmax(lowest, axis, 1, 0), 0 * want, str(shape))
+
+
+@pytest.mark.parametrize("dtype", FLOATS[:2], ids=str)
+def test_float_columns_in_cache(dtype, searched_by):
+    # Inputs of float32 and float64 up to FLOAT_FOLD_BYTES: on AMD Zen 4 with AVX-512
+    # (``HALVED_REGISTER``), folded FLOAT_FOLD_VECTORS vectors at a time in registers,
+    # the vectors left over and the partial one in one chunk more, and a stretch where a
+    # chunk met a NaN folded again in memory. Every count of vectors left over, with and
+    # without a partial vector; a NaN in the first chunk, in the last, or none; ties of
+    # -0.0 and +0.0 and infinities; at the size limit and just above it.
+    assert dtype in (np.float32, np.float64)
+    lanes = VECTOR_BYTES // dtype.itemsize
+    rng = np.random.default_rng(14)
+    widths = [v * lanes + extra for v in range(1, 2 * FLOAT_FOLD_VECTORS + 2) for extra in (0, 3)]
+    for width in [3, *widths]:
+        x = rng.choice(np.array([-np.inf, -1.0, -0.0, 0.0, 2.0, np.inf], dtype), (37, width))
+        for nan_at in (None, 0, width - 1):
+            y = x.copy()
+            if nan_at is not None:
+                y[20, nan_at] = np.nan
+            for last in (0, 1):
+                np.testing.assert_array_equal(
+                    argmax(y, 0, 1, last), onnx_argmax(y, 0, 1, last), err_msg=f"{width}"
+                )
+    for rows in (
+        FLOAT_FOLD_BYTES // (100 * dtype.itemsize),
+        FLOAT_FOLD_BYTES // (100 * dtype.itemsize) + 1,
+    ):
+        x = random_tensor(dtype, (rows, 100), rng)
+        for last in (0, 1):
+            np.testing.assert_array_equal(
+                argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last), err_msg=f"{rows} rows"
+            )
 
 
 @pytest.mark.parametrize(("dtype", "searched_by"), SEARCHES, ids=str, indirect=["searched_by"])
