@@ -15,7 +15,7 @@ import numpy as np
 
 from ..runtime.arrays import c_view, empty
 from ..vector.candidates import choose, take_first, take_last
-from ..vector.col_blocks import fold_block
+from ..vector.col_blocks import float_fold, fold_block, fold_float_block
 from ..vector.ir import VECTOR_BYTES
 from ..vector.keys import key, key_vector, narrow_index
 from ..vector.lanes import lane_count, lane_slots
@@ -56,9 +56,14 @@ def column_tasks(kind: int, last: int) -> dict[str, TaskSpec]:
         slots = lane_slots(w, lane_count(x))
         best = key_vector(slots, x, kind)
         hit = narrow_index(slots, x)
-        for o in range(o0, min(o0 + per, outer)):
-            at = o * inner + j0
-            fold_block(x, o * n * inner + j0, n, inner, w, best, hit, out, at, kind, last)
+        if float_fold(x, w, kind):  # (a loop of its own: see ``fold_float_block``)
+            for o in range(o0, min(o0 + per, outer)):
+                at = o * inner + j0
+                fold_float_block(x, o * n * inner + j0, n, inner, w, best, hit, out, at, kind, last)
+        else:
+            for o in range(o0, min(o0 + per, outer)):
+                at = o * inner + j0
+                fold_block(x, o * n * inner + j0, n, inner, w, best, hit, out, at, kind, last)
 
     def rows_across(blk, best, at, r0, r1, inner):
         # Rows r0..r1 of the block ``blk`` (rows of ``inner`` elements) taken into the

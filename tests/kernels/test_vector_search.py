@@ -521,11 +521,12 @@ def test_columns_of_the_lowest_value(dtype, column_path, searched_by):
 @pytest.mark.parametrize("dtype", FLOATS[:2], ids=str)
 def test_float_columns_in_cache(dtype, searched_by):
     # Inputs of float32 and float64 up to FLOAT_FOLD_BYTES: on AMD Zen 4 with AVX-512
-    # (``HALVED_REGISTER``), folded FLOAT_FOLD_VECTORS vectors at a time in registers,
-    # the vectors left over and the partial one in one chunk more, and a stretch where a
-    # chunk met a NaN folded again in memory. Every count of vectors left over, with and
-    # without a partial vector; a NaN in the first chunk, in the last, or none; ties of
-    # -0.0 and +0.0 and infinities; at the size limit and just above it.
+    # (``HALVED_REGISTER``), blocks of a chunk of FLOAT_FOLD_VECTORS whole vectors or more
+    # are folded a chunk at a time in registers, the vectors left over and the partial one
+    # in one chunk more, and a chunk whose rows hold a NaN again comparing keys. Blocks of
+    # 1 to 9 whole vectors, with and without a partial one; a NaN in the first vector, in
+    # the last, or none; ties of -0.0 and +0.0, infinities; at the size limit and just
+    # above it. (Elsewhere the same inputs check the fold in memory.)
     assert dtype in (np.float32, np.float64)
     lanes = VECTOR_BYTES // dtype.itemsize
     rng = np.random.default_rng(14)
