@@ -41,7 +41,8 @@ class RememberedCall(NamedTuple):
 
     entry: Any
     view_dtype: np.dtype | None  # the dtype the driver reads the input as; None: its own
-    in_shape: tuple[int, ...] | None  # None: the input's own shape
+    in_shape: tuple[int, ...] | None  # None: the input's own shape; LEADING, its shape
+    # after an axis of 1 (``x[None]``: cheaper than a reshape); else that reshape of it
     shape: tuple[int, ...]  # the result's: allocated so, and returned
     out_shape: tuple[int, ...] | None  # how the driver takes the result: None, as it is;
     # FLAT, its flat view (``ravel``: cheaper than a reshape); else that reshape of it
@@ -51,6 +52,9 @@ class RememberedCall(NamedTuple):
 
 # ``RememberedCall.out_shape`` of a driver that writes a 1-D output.
 FLAT = ()
+# ``RememberedCall.in_shape`` of a driver that takes the input with a leading axis of 1
+# (a 2-D input reduced along its first axis, by a driver of 3-D inputs).
+LEADING = (1,)
 
 
 # (shape, dtype, axis, keepdims, select_last_index, function name) -> the call that such
@@ -261,10 +265,14 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
         out_shape = None
     else:
         out_shape = FLAT if len(call.out_shape) == 1 else call.out_shape
+    if call.in_shape == x.shape:
+        in_shape = None
+    else:
+        in_shape = LEADING if call.in_shape == (1, *x.shape) else call.in_shape
     _PLANS[key] = RememberedCall(
         call.entry,
         None if view.dtype is x.dtype or own else view.dtype,
-        None if call.in_shape == x.shape else call.in_shape,
+        in_shape,
         result_shape,
         out_shape,
         call.extra,
@@ -300,7 +308,11 @@ def _arg_function(extreme: Extreme):
                     view = x if view_dtype is None else x.view(view_dtype)
                     out = empty(shape, _INT64)
                     fn(
-                        view if in_shape is None else view.reshape(in_shape),
+                        view
+                        if in_shape is None
+                        else view[None]
+                        if in_shape is LEADING
+                        else view.reshape(in_shape),
                         out
                         if out_shape is None
                         else out.ravel()

@@ -22,7 +22,7 @@ from numba.extending import intrinsic
 
 from ..dtypes import KeyKind, lowest_key
 from .ir import HALVED_REGISTER, key_ir, masked_load, masked_store, splat
-from .lanes import FOLD_ROWS, Fold, emit_rows_fold, fold_rows, fold_spec
+from .lanes import FOLD_ROWS, Fold, emit_rows_fold, fold_rows, fold_spec, lanes_of
 
 __all__ = [
     "FLOAT_FOLD_BYTES",
@@ -55,17 +55,19 @@ def float_fold(typingctx, x, width, kind):
     kind ``kind``, a compile-time constant): float32 or float64, on AMD Zen 4 with
     AVX-512, an input of at most FLOAT_FOLD_BYTES (in cache), and a block of at least a
     chunk of FLOAT_FOLD_VECTORS whole vectors (fewer gain nothing)."""
-    spec = fold_spec("float_fold", x, x, kind, types.IntegerLiteral(0))
+    if not isinstance(kind, types.IntegerLiteral):
+        raise errors.TypingError("float_fold(): kind must be a constant")
+    bits, lanes = x.dtype.bitwidth, lanes_of(x)
 
     def codegen(context, builder, sig, args):
-        if not _floats_in_registers(spec.kind):
+        if not _floats_in_registers(kind.literal_value):
             return ir.Constant(ir.IntType(1), 0)
         i64 = ir.IntType(64)
         items = context.make_array(sig.args[0])(context, builder, args[0]).nitems
         columns = context.cast(builder, args[1], sig.args[1], types.int64)
         return builder.and_(
-            builder.icmp_unsigned("<=", items, i64(FLOAT_FOLD_BYTES // (spec.bits // 8))),
-            builder.icmp_signed(">=", columns, i64(FLOAT_FOLD_VECTORS * spec.lanes)),
+            builder.icmp_unsigned("<=", items, i64(FLOAT_FOLD_BYTES // (bits // 8))),
+            builder.icmp_signed(">=", columns, i64(FLOAT_FOLD_VECTORS * lanes)),
         )
 
     return types.boolean(x, width, kind), codegen

@@ -232,6 +232,19 @@ def test_repeated_calls(dtype, tier):
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis} {layout}")
 
 
+def test_repeated_calls_along_the_first_axis_of_a_matrix(tier):
+    # A 2-D input along its first axis goes to a driver of 3-D inputs; repeated, it is
+    # passed with a leading axis of 1 by indexing (``api.LEADING``), not a reshape.
+    rng = np.random.default_rng(4)
+    for shape in ((6, 7), (181, 181), (1, 40)):
+        for last in (0, 1):
+            for _ in range(2):
+                x = random_tensor(np.dtype(np.float32), shape, rng, special=0.3)
+                np.testing.assert_array_equal(argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last))
+            remembered = api._PLANS[(x.shape, x.dtype, 0, 1, last, "argmax")]
+            assert remembered.in_shape is api.LEADING, shape
+
+
 def test_bool_flags_repeat_the_remembered_call(monkeypatch, tier):
     # ``keepdims`` and ``select_last_index`` given as bools (numpy's ``keepdims=True``)
     # repeat the call remembered for the ints they equal, without planning again; a bool
