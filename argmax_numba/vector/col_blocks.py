@@ -126,13 +126,11 @@ def _block_codegen(spec: Fold, registers: bool):
         # time, which was slower: docs/performance.md, "Running maxima start below every
         # key".)
         least = ir.Constant(key_vty, lowest_key(spec.kind, spec.bits, spec.unsigned))
+        with cgutils.for_range(builder, vectors) as loop:
+            builder.store(least, slot(best_data, key_vty, loop.index), align=spec.bits // 8)
+            builder.store(no_row, slot(hit_data, hit_vty, loop.index), align=spec.hit_bits // 8)
         rows_out = builder.gep(out_data, [at])
-
-        def start_over():
-            with cgutils.for_range(builder, vectors) as loop:
-                builder.store(least, slot(best_data, key_vty, loop.index), align=spec.bits // 8)
-                builder.store(no_row, slot(hit_data, hit_vty, loop.index), align=spec.hit_bits // 8)
-            cgutils.memset(builder, rows_out, builder.mul(width, i64(8)), 0)
+        cgutils.memset(builder, rows_out, builder.mul(width, i64(8)), 0)
 
         def take_rows(k0, v, column, inside=None):
             # The row numbers in slot v of the stretch from row k0, where it has one, into
@@ -169,54 +167,50 @@ def _block_codegen(spec: Fold, registers: bool):
             ">=", builder.add(lane, splat(builder, partial_column, lanes)), ir.Constant(row_vty, 0)
         )
 
-        def stretches(registers):
-            # Each stretch of rows folded into the running maxima: ``fold`` rows at a
-            # time (``fold_rows``) in memory, or with ``registers``, floats in registers
-            # (``_fold_floats``) ...
-            with cgutils.for_range_slice(builder, i64(0), n, span) as (k0, _):
-                k1 = builder.select(
-                    builder.icmp_signed("<", builder.add(k0, span), n), builder.add(k0, span), n
+        # Each stretch of rows folded into the running maxima: ``fold`` rows at a time
+        # (``fold_rows``) in memory, or with ``registers``, floats in registers
+        # (``_fold_floats``) ...
+        with cgutils.for_range_slice(builder, i64(0), n, span) as (k0, _):
+            k1 = builder.select(
+                builder.icmp_signed("<", builder.add(k0, span), n), builder.add(k0, span), n
+            )
+            if registers:
+                stretch = builder.add(first, builder.mul(k0, stride))
+                rows = builder.sub(k1, k0)
+                _fold_floats(
+                    builder,
+                    spec,
+                    x_data,
+                    stretch,
+                    stride,
+                    rows,
+                    best_data,
+                    hit_data,
+                    (whole, partial, partial_column),
                 )
-                if registers:
-                    stretch = builder.add(first, builder.mul(k0, stride))
-                    rows = builder.sub(k1, k0)
-                    _fold_floats(
+            else:
+                with cgutils.for_range_slice(builder, k0, k1, fold) as (k, _):
+                    left = builder.sub(k1, k)
+                    count = builder.select(builder.icmp_signed("<", fold, left), fold, left)
+                    start = builder.add(first, builder.mul(k, stride))
+                    emit_rows_fold(
                         builder,
                         spec,
                         x_data,
-                        stretch,
+                        start,
                         stride,
-                        rows,
+                        count,
+                        width,
                         best_data,
                         hit_data,
-                        (whole, partial, partial_column),
+                        builder.sub(k, k0),
                     )
-                else:
-                    with cgutils.for_range_slice(builder, k0, k1, fold) as (k, _):
-                        left = builder.sub(k1, k)
-                        count = builder.select(builder.icmp_signed("<", fold, left), fold, left)
-                        start = builder.add(first, builder.mul(k, stride))
-                        emit_rows_fold(
-                            builder,
-                            spec,
-                            x_data,
-                            start,
-                            stride,
-                            count,
-                            width,
-                            best_data,
-                            hit_data,
-                            builder.sub(k, k0),
-                        )
-                # ... then their row numbers into the output: the whole vectors', then
-                # the partial one's, in a slot of its own after them.
-                with cgutils.for_range(builder, whole) as loop:
-                    take_rows(k0, loop.index, builder.mul(loop.index, per_vector))
-                with builder.if_then(partial, likely=False):
-                    take_rows(k0, whole, partial_column, inside)
-
-        start_over()
-        stretches(registers)
+            # ... then their row numbers into the output: the whole vectors', then
+            # the partial one's, in a slot of its own after them.
+            with cgutils.for_range(builder, whole) as loop:
+                take_rows(k0, loop.index, builder.mul(loop.index, per_vector))
+            with builder.if_then(partial, likely=False):
+                take_rows(k0, whole, partial_column, inside)
         return context.get_dummy_value()
 
     return codegen
@@ -236,13 +230,13 @@ def _fold_floats(builder, spec: Fold, x_data, start, stride, rows, best, hit, bl
     left_over = builder.urem(whole, i64(size))  # whole vectors after the chunks
     left = builder.add(left_over, builder.zext(partial, i64))  # and the partial one
     more = builder.zext(builder.icmp_unsigned(">", left, i64(0)), i64)
+    last = builder.sub(left, i64(1))  # the last of those
     with cgutils.for_range(builder, builder.add(chunks, more)) as loop:
         c = loop.index
         base = builder.mul(c, i64(size * lanes))
         rest = builder.icmp_unsigned("==", c, chunks)  # the chunk of those left
         vectors = []
         for v in range(size):
-            last = builder.sub(left, i64(1))
             repeat = builder.and_(rest, builder.icmp_unsigned(">", i64(v), last))
             at = builder.select(repeat, last, i64(v))
             slot = builder.add(base, builder.mul(at, i64(lanes)))
