@@ -5,7 +5,7 @@ numba, CPU and Python that numba supports, and under ``NUMBA_DISABLE_JIT=1`` the
 plain Python. They are also the slow, obvious twin that the fast kernels are tested
 against.
 
-Seven loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
+Eight loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view:
 
 * ``reduce_rows`` for the last axis (``inner == 1``): a short row (``ShortRows``: of
   integers, INTEGER_ROWS; of floats, FLOAT_ROWS) in one plain pass, many rows to a
@@ -16,6 +16,9 @@ Seven loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
   vectorised reduction too, not a loop that stops at the first hit). A search for the
   first place stops, at the end of a chunk of CHUNK elements, once it has found the
   greatest key there is (the type's greatest integer, or a NaN).
+* ``reduce_fixed_rows`` for rows of 2 to FIXED_ROWS elements of 1 or 2 bytes on numba's
+  threads: compiled for each length, so that LLVM unrolls the loop along a row and
+  vectorises the loop across the rows, each lane a row.
 * ``reduce_rows_across`` for short rows of floats (FLOAT_ROWS) on numba's threads:
   ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
   keys of many rows are computed side by side in vector lanes rather than one after
@@ -68,6 +71,7 @@ __all__ = [
     "ACROSS_ROWS",
     "BLOCK_BYTES",
     "CHUNK",
+    "FIXED_ROWS",
     "FLOAT_ROWS",
     "INTEGER_ROWS",
     "NARROW_WIDTH",
@@ -106,6 +110,13 @@ class ShortRows(NamedTuple):
 # docs/performance.md, "The portable tier's rows searched a block at a time".
 INTEGER_ROWS = ShortRows(serial={1: 31, 2: 31, 4: 63, 8: 63}, threads={1: 47, 2: 31, 4: 19, 8: 16})
 FLOAT_ROWS = ShortRows(serial={2: 15, 4: 23, 8: 23}, threads={2: 31, 4: 23, 8: 15})
+# The longest rows of elements of 1 or 2 bytes that go, on numba's threads, to
+# ``reduce_fixed_rows``, compiled for their length: LLVM unrolls the loop along rows of up
+# to 20 to 31 such elements, by type, and vectorises the loop across them; for longer
+# rows, and for elements of 4 and 8 bytes (gathered), the loop took longer than
+# ``reduce_rows``' (docs/performance.md, "The portable tier's short rows of narrow
+# elements compiled for their length").
+FIXED_ROWS = 16
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
 # "The portable tier's short rows of floats folded across the rows").
 ACROSS_ROWS = 256
@@ -219,8 +230,10 @@ def _greatest_key_function(kind: int, itemsize: int):
 # those count), and ``fold_rows`` compiled with all these (under its own name),
 # ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES); for
 # ``reduce_rows``, its short rows' limit (``ShortRows``); and, for ``read_floats``, the
-# loop it calls and the integer type it views the input as.
+# loop it calls and the integer type it views the input as; for ``reduce_fixed_rows``, the
+# length of its rows.
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
+LENGTH = None
 
 
 def fold_row(row, best, at, r, last):
@@ -304,6 +317,27 @@ def reduce_rows(x, out, last):
         return
     for o in prange(outer):
         out[o] = search(x[o], last)[1]
+
+
+def reduce_fixed_rows(x, out, last):
+    # Rows of LENGTH elements of 1 or 2 bytes, LENGTH fixed when the loop is compiled
+    # (``PortableKernels.fixed_rows``), on numba's threads, many rows to a task. With it
+    # known, LLVM unrolls the loop along a row and vectorises the loop across the rows,
+    # each lane a row whose elements it loads interleaved; for a row of any length
+    # (``reduce_rows``) it searches one row after another. The flat view makes the
+    # distance between rows LENGTH elements for LLVM too, not the array's stride.
+    outer = x.shape[0]
+    flat = x.reshape(outer * LENGTH)
+    per = max(1, TASK_ELEMENTS // LENGTH)
+    for t in prange((outer + per - 1) // per):
+        for o in range(t * per, min(t * per + per, outer)):
+            best = key(flat[o * LENGTH])
+            at = 0
+            for i in range(1, LENGTH):
+                k = key(flat[o * LENGTH + i])
+                at = i if (k >= best if last else k > best) else at
+                best = max(k, best)
+            out[o] = at
 
 
 def reduce_rows_across(x, out, last):
@@ -542,7 +576,7 @@ class PortableKernels:
         numbers = _ROW_NUMBERS[itemsize]
         key_fn = _key_function(kind, itemsize)
         greatest_fn = _greatest_key_function(kind, itemsize)
-        tag = f"k{kind}_b{itemsize}"
+        tag = self._tag = f"k{kind}_b{itemsize}"
         fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", {"key": key_fn}))
         search_fn = njit(inline="always")(
             _bind(
@@ -575,6 +609,8 @@ class PortableKernels:
             )
             for p in (False, True)
         }
+        self._bound = bound
+        self._fixed_rows: dict[int, Any] = {}
         # (on numba's threads only: serial calls keep ``reduce_rows``)
         self.rows_across = _compile(reduce_rows_across, f"portable_across_{tag}_par", bound, True)
         self.middle = {
@@ -596,7 +632,9 @@ class PortableKernels:
         """The loop for a C-contiguous input (float16 and bfloat16 as int16) seen as
         ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
         if inner == 1:
-            if parallel and self.float_keys and n <= self.short_row[True]:
+            if parallel and self.itemsize <= 2 and 2 <= n <= FIXED_ROWS:
+                loop = self.fixed_rows(n)
+            elif parallel and self.float_keys and n <= self.short_row[True]:
                 # (floats only: an integer is its own key, and ``reduce_rows`` is as fast)
                 loop = self.rows_across
             elif outer < PIECES and n >= 2 * PIECE:
@@ -613,6 +651,16 @@ class PortableKernels:
         else:
             loop = self.middle[parallel]
         return PortableCall(self._entry(loop), (outer, n, inner), (outer, inner))
+
+    def fixed_rows(self, n: int):
+        """``reduce_fixed_rows`` compiled for rows of ``n`` elements (made on first use,
+        one for each length)."""
+        loop = self._fixed_rows.get(n)
+        if loop is None:
+            name = f"portable_fixed_{self._tag}_n{n}_par"
+            bound = {**self._bound, "LENGTH": n}
+            loop = self._fixed_rows[n] = _compile(reduce_fixed_rows, name, bound, True)
+        return loop
 
     def _entry(self, loop):
         """What a call from Python calls to run ``loop``: the loop itself, or, for float32

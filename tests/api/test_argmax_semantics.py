@@ -348,6 +348,7 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     # a column at a time across ACROSS_ROWS rows of a task: the extreme must be found in any
     # column, the first or the last of ties (NaN, -0.0 with +0.0, inf), in every task
     # and in a last one part full; rows of one element, and the longest rows it takes.
+    # (Rows of 2 to FIXED_ROWS 16-bit floats have a loop of their own.)
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(12)
@@ -355,7 +356,9 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     across = kernels._entry(kernels.rows_across)
     tasks = portable.ACROSS_ROWS
     longest = portable.FLOAT_ROWS.threads[dtype.itemsize]
-    for outer, n in ((1, 1), (tasks - 1, 2), (2 * tasks + 5, 10), (tasks + 1, longest)):
+    fixed = portable.FIXED_ROWS
+    a, b = (2, 10) if dtype.itemsize > 2 else (fixed + 1, fixed + 2)
+    for outer, n in ((1, 1), (tasks - 1, a), (2 * tasks + 5, b), (tasks + 1, longest)):
         assert kernels.choose(outer, n, 1, True).kernel is across
         assert kernels.choose(outer, n, 1, False).kernel is not across
         x = random_tensor(dtype, (outer, n), rng, special=0.3)
@@ -366,6 +369,35 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
     wider = longest + 1  # searched a chunk at a time
     assert kernels.choose(tasks, wider, 1, True).kernel is not across
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[2], FLOATS[3], INTS[0], INTS[5]], ids=str)
+def test_short_rows_of_narrow_elements_compiled_for_their_length(dtype, monkeypatch, searched_by):
+    # On numba's threads, the portable tier searches rows of 2 to FIXED_ROWS elements of
+    # 1 or 2 bytes with a loop compiled for their length, many rows to a task: the
+    # extreme must be found in any place of a row, the first or the last of ties (NaN,
+    # -0.0 with +0.0, inf), in every task and in a last one part full. Longer rows, and
+    # serial calls, take the loops for rows of any length.
+    use_tier(monkeypatch, "portable")
+    use_thresholds(monkeypatch, **PARALLEL)
+    rng = np.random.default_rng(15)
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
+    longest = portable.FIXED_ROWS
+    for n in (2, 3, longest):
+        fixed = kernels.fixed_rows(n)
+        assert kernels.choose(5, n, 1, True).kernel is fixed
+        assert kernels.choose(5, n, 1, False).kernel is not fixed
+        per = portable.TASK_ELEMENTS // n  # rows of a task
+        x = random_tensor(dtype, (2 * per + 5, n), rng, special=0.3)
+        x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
+        for keep, last in itertools.product((0, 1), (0, 1)):
+            want = onnx_argmax(x, 1, keep, last)
+            got = argmax(x, 1, keep, last)
+            np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+    for outer, n in ((5, 1), (5, longest + 1)):
+        assert kernels.choose(outer, n, 1, True).kernel not in kernels._fixed_rows.values()
+    wider = portable.portable_kernels(kernel_view(np.dtype(np.int32))[0], 4)
+    assert wider.choose(5, 4, 1, True).kernel is wider.rows[True]
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
