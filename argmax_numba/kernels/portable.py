@@ -113,8 +113,8 @@ FLOAT_ROWS = ShortRows(serial={2: 15, 4: 23, 8: 23}, threads={2: 31, 4: 23, 8: 1
 # The longest rows of elements of 1 or 2 bytes that go, on numba's threads, to
 # ``reduce_fixed_rows``, compiled for their length: LLVM unrolls the loop along rows of up
 # to 20 to 31 such elements, by type, and vectorises the loop across them; for longer
-# rows, and for elements of 4 and 8 bytes (gathered), the loop took longer than
-# ``reduce_rows``' (docs/performance.md, "The portable tier's short rows of narrow
+# rows, and for elements of 4 and 8 bytes (gathered), it took longer than the loops for
+# rows of any length (docs/performance.md, "The portable tier's short rows of narrow
 # elements compiled for their length").
 FIXED_ROWS = 16
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
