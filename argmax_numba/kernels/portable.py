@@ -40,7 +40,9 @@ Eight loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
   merged at the end, so that the vectorised loops are wide however narrow the block.
 * ``reduce_tiles`` for narrow blocks of few rows (``tiled``), too few for wide rows:
   the blocks of a tile are copied side by side, row ``r`` of every block into row ``r``
-  of the tile, whose rows are then folded as ``reduce_middle`` folds a block's.
+  of the tile, whose rows are then folded as ``reduce_middle`` folds a block's. On
+  numba's threads, blocks of 2 to FIXED_COLUMNS columns take it compiled for their
+  width, so that LLVM unrolls the copy of a block's row.
 
 Calls from Python take the loop that ``PortableKernels.choose`` chooses; users' compiled
 functions call ``reduce_rows`` and ``reduce_middle`` only, as every loop they call is
@@ -71,6 +73,7 @@ __all__ = [
     "ACROSS_ROWS",
     "BLOCK_BYTES",
     "CHUNK",
+    "FIXED_COLUMNS",
     "FIXED_ROWS",
     "FLOAT_ROWS",
     "INTEGER_ROWS",
@@ -146,6 +149,11 @@ TASK_ELEMENTS = 1 << 14
 TILE_ROWS = {1: 64, 2: 64, 4: 32, 8: 16}
 TILE_BYTES = 2048
 TILE_LANES = 512
+# On numba's threads, tiled blocks of 2 to FIXED_COLUMNS[itemsize] columns go to
+# ``reduce_tiles`` compiled for their width, whose copy LLVM unrolls; for wider blocks
+# the loop of any width, whose copy of a row LLVM vectorises, took less time
+# (docs/performance.md, "The portable tier's tiles compiled for their blocks' width").
+FIXED_COLUMNS = {1: 15, 2: 7, 4: 4, 8: 4}
 
 # Row numbers within a group of ``reduce_middle``, by the elements' item size.
 # 32 bits for 64-bit elements too: fewer bytes to carry, and a group of 2**31 - 1 rows
@@ -231,9 +239,9 @@ def _greatest_key_function(kind: int, itemsize: int):
 # ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES); for
 # ``reduce_rows``, its short rows' limit (``ShortRows``); and, for ``read_floats``, the
 # loop it calls and the integer type it views the input as; for ``reduce_fixed_rows``, the
-# length of its rows.
+# length of its rows; for ``reduce_tiles``, the width of its blocks (0: any).
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
-LENGTH = None
+LENGTH = INNER = None
 
 
 def fold_row(row, best, at, r, last):
@@ -491,8 +499,11 @@ def reduce_tiles(x, out, last):
     # Narrow blocks x[o] of few rows (``tiled``): a tile of ``g`` blocks is copied into
     # ``tile``, row ``r`` of block ``g`` into row ``r`` at lanes ``g * inner`` on, in
     # memory order of the input; then the tile's rows are folded as ``reduce_middle``
-    # folds a block's. Many tiles to a task.
-    outer, n, inner = x.shape
+    # folds a block's. Many tiles to a task. Compiled with INNER 0, it takes blocks of
+    # any width; with INNER the blocks' width (``PortableKernels.fixed_tiles``), LLVM
+    # unrolls the copy of a block's row, which otherwise is a loop of a few elements.
+    outer, n, columns = x.shape
+    inner = INNER if INNER > 0 else columns
     blocks = max(1, TILE_LANES // inner)  # a tile's
     width = blocks * inner
     tiles = (outer + blocks - 1) // blocks
@@ -610,7 +621,8 @@ class PortableKernels:
             for p in (False, True)
         }
         self._bound = bound
-        self._fixed_rows: dict[int, Any] = {}
+        # Loops compiled for a length of rows or a width of blocks (``_compiled_for``).
+        self._fixed: dict[tuple[Any, int], Any] = {}
         # (on numba's threads only: serial calls keep ``reduce_rows``)
         self.rows_across = _compile(reduce_rows_across, f"portable_across_{tag}_par", bound, True)
         self.middle = {
@@ -624,7 +636,12 @@ class PortableKernels:
             for p in (False, True)
         }
         self.tiles = {
-            p: _compile(reduce_tiles, f"portable_tiles_{tag}_{'par' if p else 'ser'}", bound, p)
+            p: _compile(
+                reduce_tiles,
+                f"portable_tiles_{tag}_{'par' if p else 'ser'}",
+                {**bound, "INNER": 0},
+                p,
+            )
             for p in (False, True)
         }
 
@@ -643,7 +660,10 @@ class PortableKernels:
                 loop = self.rows[parallel]
             return PortableCall(self._entry(loop), (outer, n), (outer,))
         if tiled(n, inner, self.itemsize):
-            loop = self.tiles[parallel]
+            if parallel and inner <= FIXED_COLUMNS[self.itemsize]:
+                loop = self.fixed_tiles(inner)
+            else:
+                loop = self.tiles[parallel]
         elif inner < NARROW_WIDTH:
             loop = self.narrow[parallel]
         elif parallel and outer < PIECES and inner <= PART_WIDTH and n >= 2 * PART_ROWS:
@@ -653,13 +673,21 @@ class PortableKernels:
         return PortableCall(self._entry(loop), (outer, n, inner), (outer, inner))
 
     def fixed_rows(self, n: int):
-        """``reduce_fixed_rows`` compiled for rows of ``n`` elements (made on first use,
-        one for each length)."""
-        loop = self._fixed_rows.get(n)
+        """``reduce_fixed_rows`` compiled for rows of ``n`` elements."""
+        return self._compiled_for(reduce_fixed_rows, "LENGTH", n)
+
+    def fixed_tiles(self, inner: int):
+        """``reduce_tiles`` compiled for blocks of ``inner`` columns."""
+        return self._compiled_for(reduce_tiles, "INNER", inner)
+
+    def _compiled_for(self, fn, constant: str, value: int):
+        """``fn`` compiled with its global ``constant`` set to ``value``, on numba's threads:
+        made on first use, one for each pair, and kept in numba's disk cache."""
+        loop = self._fixed.get((fn, value))
         if loop is None:
-            name = f"portable_fixed_{self._tag}_n{n}_par"
-            bound = {**self._bound, "LENGTH": n}
-            loop = self._fixed_rows[n] = _compile(reduce_fixed_rows, name, bound, True)
+            name = f"portable_{fn.__name__}_{self._tag}_{constant.lower()}{value}_par"
+            bound = {**self._bound, constant: value}
+            loop = self._fixed[fn, value] = _compile(fn, name, bound, True)
         return loop
 
     def _entry(self, loop):

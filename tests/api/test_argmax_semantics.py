@@ -395,7 +395,7 @@ def test_short_rows_of_narrow_elements_compiled_for_their_length(dtype, monkeypa
             got = argmax(x, 1, keep, last)
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
     for outer, n in ((5, 1), (5, longest + 1)):
-        assert kernels.choose(outer, n, 1, True).kernel not in kernels._fixed_rows.values()
+        assert kernels.choose(outer, n, 1, True).kernel not in kernels._fixed.values()
     wider = portable.portable_kernels(kernel_view(np.dtype(np.int32))[0], 4)
     assert wider.choose(5, 4, 1, True).kernel is wider.rows[True]
 
@@ -420,6 +420,39 @@ def test_narrow_blocks_of_few_rows_copied_into_tiles(dtype, kernel_path, monkeyp
                 want = onnx_argmax(x, 1, keep, last)
                 got = argmax(x, 1, keep, last)
                 np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[5]], ids=str)
+def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatch, searched_by):
+    # On numba's threads, the portable tier copies tiled blocks of 2 to FIXED_COLUMNS
+    # columns with a loop compiled for their width: the extreme must be found in any row
+    # and column of a block, the first or the last of ties (NaN, -0.0 with +0.0, inf), in
+    # every tile and task, and in a last tile part full. Wider blocks, and serial calls,
+    # take the loop for blocks of any width.
+    use_tier(monkeypatch, "portable")
+    use_thresholds(monkeypatch, **PARALLEL)
+    rng = np.random.default_rng(16)
+    size = dtype.itemsize
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], size)
+    widest = portable.FIXED_COLUMNS[size]
+    most_rows = min(portable.TILE_ROWS[size], portable.TILE_BYTES // (widest * size))
+    for n, inner in ((16, 2), (3, 3), (most_rows, widest)):
+        assert portable.tiled(n, inner, size)
+        fixed = kernels._entry(kernels.fixed_tiles(inner))
+        blocks = portable.TILE_LANES // inner  # a tile's
+        per = max(1, portable.TASK_ELEMENTS // (blocks * inner * n))  # tiles of a task
+        outer = (2 * per + 1) * blocks - 1
+        assert kernels.choose(outer, n, inner, True).kernel is fixed
+        assert kernels.choose(outer, n, inner, False).kernel is not fixed
+        x = random_tensor(dtype, (outer, n, inner), rng, special=0.3)
+        x[::5] = x[::5, :1]  # blocks of one value down each column: every row tied
+        for keep, last in itertools.product((0, 1), (0, 1)):
+            want = onnx_argmax(x, 1, keep, last)
+            got = argmax(x, 1, keep, last)
+            np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+    wider = widest + 1
+    assert portable.tiled(2, wider, size)
+    assert kernels.choose(100, 2, wider, True).kernel is kernels._entry(kernels.tiles[True])
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], INTS[0]], ids=str)
