@@ -237,9 +237,10 @@ def _greatest_key_function(kind: int, itemsize: int):
 # row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
 # those count), and ``fold_rows`` compiled with all these (under its own name),
 # ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES); for
-# ``reduce_rows``, its short rows' limit (``ShortRows``); and, for ``read_floats``, the
-# loop it calls and the integer type it views the input as; for ``reduce_fixed_rows``, the
-# length of its rows; for ``reduce_tiles``, the width of its blocks (0: any).
+# ``reduce_rows``, its short rows' limit (``ShortRows``); for ``read_floats`` and
+# ``add_leading_axis`` (and the two in one), the loop they call, and the integer type
+# float32 and float64 are viewed as; for ``reduce_fixed_rows``, the length of its rows;
+# for ``reduce_tiles``, the width of its blocks (0: any).
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
 LENGTH = INNER = None
 
@@ -539,6 +540,21 @@ def read_floats(x, out, last):
     loop(x.view(bits), out, last)
 
 
+def add_leading_axis(x, out, last):
+    # An input given without the leading axis of 1 that ``loop`` takes (a 1-D input
+    # reduced along its only axis, a 2-D one along its first), its result in the shape
+    # the loop writes: made in compiled code, ``x[None]`` costs a small call from Python
+    # less than made there (docs/performance.md, "The portable tier's leading axis added
+    # in compiled code").
+    loop(x[None], out, last)
+
+
+def read_floats_add_leading_axis(x, out, last):
+    # ``read_floats`` and ``add_leading_axis`` in one function: each compiled function
+    # between Python and the loop has LLVM optimise the loop again at its first compile.
+    loop(x.view(bits)[None], out, last)
+
+
 def tiled(n: int, inner: int, itemsize: int) -> bool:
     """Whether blocks ``x[o]`` of ``n`` rows of ``inner`` elements of ``itemsize`` bytes go
     to ``reduce_tiles``: narrow ones of so few rows that ``reduce_narrow`` would fold few
@@ -565,7 +581,8 @@ class PortableCall(NamedTuple):
     it takes the input and the result in. It is called as ``kernel(x, out, last)``,
     ``last`` an int (0 or 1: one compiled version for every caller)."""
 
-    kernel: Any  # a numba dispatcher: the loop, or ``read_floats`` bound to it
+    kernel: Any  # a numba dispatcher: the loop, or ``read_floats``,
+    # ``add_leading_axis`` or both in one bound to it
     in_shape: tuple[int, ...]
     out_shape: tuple[int, ...]
 
@@ -583,7 +600,8 @@ class PortableKernels:
         self.short_row = {False: limits.serial[itemsize], True: limits.threads[itemsize]}
         # float32 and float64 come from Python as they are (``read_floats``).
         self.reads_floats = KeyKind(kind).format in (KeyKind.F32, KeyKind.F64)
-        self._readers: dict[Any, Any] = {}
+        # Small compiled functions bound to a loop (``_adapter``).
+        self._adapters: dict[tuple[Any, Any], Any] = {}
         numbers = _ROW_NUMBERS[itemsize]
         key_fn = _key_function(kind, itemsize)
         greatest_fn = _greatest_key_function(kind, itemsize)
@@ -645,9 +663,13 @@ class PortableKernels:
             for p in (False, True)
         }
 
-    def choose(self, outer: int, n: int, inner: int, parallel: bool) -> PortableCall:
+    def choose(
+        self, outer: int, n: int, inner: int, parallel: bool, shape: tuple[int, ...] = ()
+    ) -> PortableCall:
         """The loop for a C-contiguous input (float16 and bfloat16 as int16) seen as
-        ``(outer, n, inner)``, serial or on numba's threads, and how to call it."""
+        ``(outer, n, inner)``, serial or on numba's threads, and how to call it. Where
+        the input's own ``shape`` is the loop's without a leading axis of 1 (a 1-D input
+        along its axis, a 2-D one along its first), the call takes it as it is."""
         if inner == 1:
             if parallel and self.itemsize <= 2 and 2 <= n <= FIXED_ROWS:
                 loop = self.fixed_rows(n)
@@ -658,19 +680,23 @@ class PortableKernels:
                 loop = self.row_pieces[parallel]
             else:
                 loop = self.rows[parallel]
-            return PortableCall(self._entry(loop), (outer, n), (outer,))
-        if tiled(n, inner, self.itemsize):
-            if parallel and inner <= FIXED_COLUMNS[self.itemsize]:
-                loop = self.fixed_tiles(inner)
-            else:
-                loop = self.tiles[parallel]
-        elif inner < NARROW_WIDTH:
-            loop = self.narrow[parallel]
-        elif parallel and outer < PIECES and inner <= PART_WIDTH and n >= 2 * PART_ROWS:
-            loop = self.middle_parts
+            in_shape, out_shape = (outer, n), (outer,)
         else:
-            loop = self.middle[parallel]
-        return PortableCall(self._entry(loop), (outer, n, inner), (outer, inner))
+            if tiled(n, inner, self.itemsize):
+                if parallel and inner <= FIXED_COLUMNS[self.itemsize]:
+                    loop = self.fixed_tiles(inner)
+                else:
+                    loop = self.tiles[parallel]
+            elif inner < NARROW_WIDTH:
+                loop = self.narrow[parallel]
+            elif parallel and outer < PIECES and inner <= PART_WIDTH and n >= 2 * PART_ROWS:
+                loop = self.middle_parts
+            else:
+                loop = self.middle[parallel]
+            in_shape, out_shape = (outer, n, inner), (outer, inner)
+        if in_shape == (1, *shape):
+            return PortableCall(self._entry(loop, leading=True), shape, out_shape)
+        return PortableCall(self._entry(loop), in_shape, out_shape)
 
     def fixed_rows(self, n: int):
         """``reduce_fixed_rows`` compiled for rows of ``n`` elements."""
@@ -690,18 +716,29 @@ class PortableKernels:
             loop = self._fixed[fn, value] = _compile(fn, name, bound, True)
         return loop
 
-    def _entry(self, loop):
-        """What a call from Python calls to run ``loop``: the loop itself, or, for float32
-        and float64, ``read_floats`` bound to it (made once per loop)."""
-        if not self.reads_floats:
+    def _entry(self, loop, leading: bool = False):
+        """What a call from Python calls to run ``loop``: the loop itself, or a small
+        compiled function bound to it that views float32 and float64 as integers
+        (``read_floats``), adds the leading axis of 1 that the input lacks
+        (``add_leading_axis``), or both (``read_floats_add_leading_axis``)."""
+        if self.reads_floats:
+            fn = read_floats_add_leading_axis if leading else read_floats
+        elif leading:
+            fn = add_leading_axis
+        else:
             return loop
-        reader = self._readers.get(loop)
-        if reader is None:
-            name = f"portable_read_floats_{loop.__name__}"
+        return self._adapter(fn, loop)
+
+    def _adapter(self, fn, loop):
+        """``fn`` (``read_floats``, ``add_leading_axis`` or both) bound to ``loop``: made
+        once for each pair, and kept in numba's disk cache."""
+        adapter = self._adapters.get((fn, loop))
+        if adapter is None:
+            name = f"portable_{fn.__name__}_{loop.__name__}"
             bits = np.dtype(f"i{self.itemsize}").type
-            bound = _bind(read_floats, name, {"loop": loop, "bits": bits})
-            reader = self._readers[loop] = njit(nogil=True, cache=True)(bound)
-        return reader
+            bound = _bind(fn, name, {"loop": loop, "bits": bits})
+            adapter = self._adapters[fn, loop] = njit(nogil=True, cache=True)(bound)
+        return adapter
 
 
 @functools.cache

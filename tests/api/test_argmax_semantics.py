@@ -232,17 +232,26 @@ def test_repeated_calls(dtype, tier):
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis} {layout}")
 
 
-def test_repeated_calls_along_the_first_axis_of_a_matrix(tier):
+@pytest.mark.parametrize("dtype", [FLOATS[1], INTS[0]], ids=str)
+def test_repeated_calls_along_the_first_axis_of_a_matrix(dtype, tier):
     # A 2-D input along its first axis goes to a driver of 3-D inputs; repeated, it is
-    # passed with a leading axis of 1 by indexing (``api.LEADING``), not a reshape.
+    # passed with a leading axis of 1 by indexing (``api.LEADING``), not a reshape. The
+    # portable tier's loop takes it as it is, the axis added in compiled code
+    # (``add_leading_axis``), as it takes a 1-D input, whose loop takes rows.
     rng = np.random.default_rng(4)
-    for shape in ((6, 7), (181, 181), (1, 40)):
-        for last in (0, 1):
+    shapes = ((6, 7), (181, 181), (1, 40))
+    for shape in shapes + (((9,), (1000,)) if tier == "portable" else ()):
+        for keep, last in itertools.product((0, 1), (0, 1)):
             for _ in range(2):
-                x = random_tensor(np.dtype(np.float32), shape, rng, special=0.3)
-                np.testing.assert_array_equal(argmax(x, 0, 1, last), onnx_argmax(x, 0, 1, last))
-            remembered = api._PLANS[(x.shape, x.dtype, 0, 1, last, "argmax")]
-            assert remembered.in_shape is api.LEADING, shape
+                x = random_tensor(dtype, shape, rng, special=0.3)
+                want = onnx_argmax(x, 0, keep, last)
+                np.testing.assert_array_equal(argmax(x, 0, keep, last), want, err_msg=str(shape))
+            remembered = api._PLANS[(x.shape, x.dtype, 0, keep, last, "argmax")]
+            if tier == "fast":
+                assert remembered.in_shape is api.LEADING, shape
+            else:
+                assert remembered.in_shape is None, shape
+                assert "add_leading_axis" in remembered.entry.__name__
 
 
 def test_bool_flags_repeat_the_remembered_call(monkeypatch, tier):
