@@ -46,7 +46,9 @@ Eight loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
 
 Calls from Python take the loop that ``PortableKernels.choose`` chooses; users' compiled
 functions call ``reduce_rows`` and ``reduce_middle`` only, as every loop they call is
-compiled with them (``jit.py``).
+compiled with them (``jit.py``). A call from Python passes a 1-D input along its axis,
+and a 2-D one along its first, as it is: the loop's leading axis of 1 is added in
+compiled code (``add_leading_axis``).
 
 Elements are compared through integer keys, exactly as the fast kernels compare them:
 integers are their own keys; a float's key is computed from its bits (the loops take
