@@ -545,16 +545,17 @@ def read_floats(x, out, last):
 def add_leading_axis(x, out, last):
     # An input given without the leading axis of 1 that ``loop`` takes (a 1-D input
     # reduced along its only axis, a 2-D one along its first), its result in the shape
-    # the loop writes: made in compiled code, ``x[None]`` costs a small call from Python
-    # less than made there (docs/performance.md, "The portable tier's leading axis added
-    # in compiled code").
-    loop(x[None], out, last)
+    # the loop writes: made in compiled code, that view costs a small call from Python
+    # less than ``x[None]`` there (docs/performance.md, "The portable tier's leading axis
+    # added in compiled code"). (A reshape: ``x[None]`` compiles only from numba 0.64 on,
+    # and ``np.expand_dims`` of a 2-D array is not typed C-contiguous.)
+    loop(x.reshape((1, *x.shape)), out, last)
 
 
 def read_floats_add_leading_axis(x, out, last):
     # ``read_floats`` and ``add_leading_axis`` in one function: each compiled function
     # between Python and the loop has LLVM optimise the loop again at its first compile.
-    loop(x.view(bits)[None], out, last)
+    loop(x.view(bits).reshape((1, *x.shape)), out, last)
 
 
 def tiled(n: int, inner: int, itemsize: int) -> bool:
@@ -672,8 +673,12 @@ class PortableKernels:
         ``(outer, n, inner)``, serial or on numba's threads, and how to call it. Where
         the input's own ``shape`` is the loop's without a leading axis of 1 (a 1-D input
         along its axis, a 2-D one along its first), the call takes it as it is."""
+        # Loops compiled for a length of rows or a width of blocks only for inputs of more
+        # than one task's elements: a smaller one (on numba's threads only where a caller's
+        # thresholds send it there) would spend more on compiling the loop than it saves.
+        fixed = parallel and outer * n * inner > TASK_ELEMENTS
         if inner == 1:
-            if parallel and self.itemsize <= 2 and 2 <= n <= FIXED_ROWS:
+            if fixed and self.itemsize <= 2 and 2 <= n <= FIXED_ROWS:
                 loop = self.fixed_rows(n)
             elif parallel and self.float_keys and n <= self.short_row[True]:
                 # (floats only: an integer is its own key, and ``reduce_rows`` is as fast)
@@ -685,7 +690,7 @@ class PortableKernels:
             in_shape, out_shape = (outer, n), (outer,)
         else:
             if tiled(n, inner, self.itemsize):
-                if parallel and inner <= FIXED_COLUMNS[self.itemsize]:
+                if fixed and inner <= FIXED_COLUMNS[self.itemsize]:
                     loop = self.fixed_tiles(inner)
                 else:
                     loop = self.tiles[parallel]

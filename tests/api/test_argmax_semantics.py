@@ -385,8 +385,9 @@ def test_short_rows_of_narrow_elements_compiled_for_their_length(dtype, monkeypa
     # On numba's threads, the portable tier searches rows of 2 to FIXED_ROWS elements of
     # 1 or 2 bytes with a loop compiled for their length, many rows to a task: the
     # extreme must be found in any place of a row, the first or the last of ties (NaN,
-    # -0.0 with +0.0, inf), in every task and in a last one part full. Longer rows, and
-    # serial calls, take the loops for rows of any length.
+    # -0.0 with +0.0, inf), in every task and in a last one part full. Longer rows,
+    # serial calls, and inputs of one task's elements or fewer take the loops for rows
+    # of any length.
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(15)
@@ -394,19 +395,22 @@ def test_short_rows_of_narrow_elements_compiled_for_their_length(dtype, monkeypa
     longest = portable.FIXED_ROWS
     for n in (2, 3, longest):
         fixed = kernels.fixed_rows(n)
-        assert kernels.choose(5, n, 1, True).kernel is fixed
-        assert kernels.choose(5, n, 1, False).kernel is not fixed
         per = portable.TASK_ELEMENTS // n  # rows of a task
-        x = random_tensor(dtype, (2 * per + 5, n), rng, special=0.3)
+        outer = 2 * per + 5
+        assert kernels.choose(outer, n, 1, True).kernel is fixed
+        assert kernels.choose(outer, n, 1, False).kernel is not fixed
+        assert kernels.choose(per, n, 1, True).kernel is not fixed
+        x = random_tensor(dtype, (outer, n), rng, special=0.3)
         x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
         for keep, last in itertools.product((0, 1), (0, 1)):
             want = onnx_argmax(x, 1, keep, last)
             got = argmax(x, 1, keep, last)
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
-    for outer, n in ((5, 1), (5, longest + 1)):
-        assert kernels.choose(outer, n, 1, True).kernel not in kernels._fixed.values()
+    many = 2 * portable.TASK_ELEMENTS  # rows
+    for n in (1, longest + 1):
+        assert kernels.choose(many, n, 1, True).kernel not in kernels._fixed.values()
     wider = portable.portable_kernels(kernel_view(np.dtype(np.int32))[0], 4)
-    assert wider.choose(5, 4, 1, True).kernel is wider.rows[True]
+    assert wider.choose(many, 4, 1, True).kernel is wider.rows[True]
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
@@ -436,8 +440,8 @@ def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatc
     # On numba's threads, the portable tier copies tiled blocks of 2 to FIXED_COLUMNS
     # columns with a loop compiled for their width: the extreme must be found in any row
     # and column of a block, the first or the last of ties (NaN, -0.0 with +0.0, inf), in
-    # every tile and task, and in a last tile part full. Wider blocks, and serial calls,
-    # take the loop for blocks of any width.
+    # every tile and task, and in a last tile part full. Wider blocks, serial calls, and
+    # inputs of one task's elements or fewer take the loop for blocks of any width.
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(16)
@@ -453,6 +457,7 @@ def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatc
         outer = (2 * per + 1) * blocks - 1
         assert kernels.choose(outer, n, inner, True).kernel is fixed
         assert kernels.choose(outer, n, inner, False).kernel is not fixed
+        assert kernels.choose(1, n, inner, True).kernel is not fixed
         x = random_tensor(dtype, (outer, n, inner), rng, special=0.3)
         x[::5] = x[::5, :1]  # blocks of one value down each column: every row tied
         for keep, last in itertools.product((0, 1), (0, 1)):
@@ -461,7 +466,8 @@ def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatc
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
     wider = widest + 1
     assert portable.tiled(2, wider, size)
-    assert kernels.choose(100, 2, wider, True).kernel is kernels._entry(kernels.tiles[True])
+    many = portable.TASK_ELEMENTS  # blocks
+    assert kernels.choose(many, 2, wider, True).kernel is kernels._entry(kernels.tiles[True])
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], INTS[0]], ids=str)
