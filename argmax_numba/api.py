@@ -162,9 +162,8 @@ def _choose_portable(
     kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool
 ) -> Call:
     """``_choose`` on the portable tier: the loop that ``PortableKernels.choose`` chooses,
-    taking a 1-D input along its axis and a 2-D one along its first as they are. (A
-    parallel loop's plan does not depend on the thread count, but is remembered with it
-    all the same.)"""
+    taking a 1-D input on one thread as it is. (A parallel loop's plan does not depend
+    on the thread count, but is remembered with it all the same.)"""
     kernels = portable_kernels(kind, view.itemsize)
     chosen = kernels.choose(outer, n, inner, parallel, view.shape)
     threads = numba.get_num_threads() if parallel else 0

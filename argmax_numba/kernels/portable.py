@@ -17,8 +17,9 @@ Eight loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
   first place stops, at the end of a chunk of CHUNK elements, once it has found the
   greatest key there is (the type's greatest integer, or a NaN).
 * ``reduce_fixed_rows`` for rows of 2 to FIXED_ROWS elements of 1 or 2 bytes on numba's
-  threads: compiled for each length, so that LLVM unrolls the loop along a row and
-  vectorises the loop across the rows, each lane a row.
+  threads, in inputs of more than TASK_ELEMENTS elements: compiled for each length, so
+  that LLVM unrolls the loop along a row and vectorises the loop across the rows, each
+  lane a row.
 * ``reduce_rows_across`` for short rows of floats (FLOAT_ROWS) on numba's threads:
   ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
   keys of many rows are computed side by side in vector lanes rather than one after
@@ -41,14 +42,14 @@ Eight loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
 * ``reduce_tiles`` for narrow blocks of few rows (``tiled``), too few for wide rows:
   the blocks of a tile are copied side by side, row ``r`` of every block into row ``r``
   of the tile, whose rows are then folded as ``reduce_middle`` folds a block's. On
-  numba's threads, blocks of 2 to FIXED_COLUMNS columns take it compiled for their
-  width, so that LLVM unrolls the copy of a block's row.
+  numba's threads, blocks of 2 to FIXED_COLUMNS columns in inputs of more than
+  TASK_ELEMENTS elements take it compiled for their width, so that LLVM unrolls the copy
+  of a block's row.
 
 Calls from Python take the loop that ``PortableKernels.choose`` chooses; users' compiled
 functions call ``reduce_rows`` and ``reduce_middle`` only, as every loop they call is
-compiled with them (``jit.py``). A call from Python passes a 1-D input along its axis,
-and a 2-D one along its first, as it is: the loop's leading axis of 1 is added in
-compiled code (``add_leading_axis``).
+compiled with them (``jit.py``). A serial call from Python passes a 1-D input as it
+is: the loop's leading axis of 1 is added in compiled code (``add_leading_axis``).
 
 Elements are compared through integer keys, exactly as the fast kernels compare them:
 integers are their own keys; a float's key is computed from its bits (the loops take
@@ -543,12 +544,11 @@ def read_floats(x, out, last):
 
 
 def add_leading_axis(x, out, last):
-    # An input given without the leading axis of 1 that ``loop`` takes (a 1-D input
-    # reduced along its only axis, a 2-D one along its first), its result in the shape
-    # the loop writes: made in compiled code, that view costs a small call from Python
-    # less than ``x[None]`` there (docs/performance.md, "The portable tier's leading axis
-    # added in compiled code"). (A reshape: ``x[None]`` compiles only from numba 0.64 on,
-    # and ``np.expand_dims`` of a 2-D array is not typed C-contiguous.)
+    # A 1-D input given without the leading axis of 1 that ``loop`` takes (one row), its
+    # result in the shape the loop writes: made in compiled code, that view costs a small
+    # call from Python less than ``x[None]`` there (docs/performance.md, "The portable
+    # tier's leading axis added in compiled code"). (A reshape: ``x[None]`` compiles only
+    # from numba 0.64 on.)
     loop(x.reshape((1, *x.shape)), out, last)
 
 
@@ -670,9 +670,9 @@ class PortableKernels:
         self, outer: int, n: int, inner: int, parallel: bool, shape: tuple[int, ...] = ()
     ) -> PortableCall:
         """The loop for a C-contiguous input (float16 and bfloat16 as int16) seen as
-        ``(outer, n, inner)``, serial or on numba's threads, and how to call it. Where
-        the input's own ``shape`` is the loop's without a leading axis of 1 (a 1-D input
-        along its axis, a 2-D one along its first), the call takes it as it is."""
+        ``(outer, n, inner)``, serial or on numba's threads, and how to call it. A 1-D
+        input of ``shape`` (its own), which the serial loop of rows takes with a leading
+        axis of 1, the call takes as it is."""
         # Loops compiled for a length of rows or a width of blocks only for inputs of more
         # than one task's elements: a smaller one (on numba's threads only where a caller's
         # thresholds send it there) would spend more on compiling the loop than it saves.
@@ -701,7 +701,10 @@ class PortableKernels:
             else:
                 loop = self.middle[parallel]
             in_shape, out_shape = (outer, n, inner), (outer, inner)
-        if in_shape == (1, *shape):
+        if not parallel and in_shape == (1, *shape) and inner == 1:
+            # (serial calls of 1-D inputs only: on small inputs the view in Python is a
+            # share of the call worth saving, but each function bound to a loop makes
+            # LLVM optimise the loop again when first compiled)
             return PortableCall(self._entry(loop, leading=True), shape, out_shape)
         return PortableCall(self._entry(loop), in_shape, out_shape)
 
