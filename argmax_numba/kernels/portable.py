@@ -687,6 +687,11 @@ class PortableKernels:
                 loop = self.row_pieces[parallel]
             else:
                 loop = self.rows[parallel]
+            if not parallel and shape == (n,):
+                # (serial calls of 1-D inputs only: on small inputs the view in Python is
+                # a share of the call worth saving, but each function bound to a loop makes
+                # LLVM optimise the loop again when first compiled)
+                return PortableCall(self._entry(loop, leading=True), shape, (outer,))
             in_shape, out_shape = (outer, n), (outer,)
         else:
             if tiled(n, inner, self.itemsize):
@@ -701,11 +706,6 @@ class PortableKernels:
             else:
                 loop = self.middle[parallel]
             in_shape, out_shape = (outer, n, inner), (outer, inner)
-        if not parallel and in_shape == (1, *shape) and inner == 1:
-            # (serial calls of 1-D inputs only: on small inputs the view in Python is a
-            # share of the call worth saving, but each function bound to a loop makes
-            # LLVM optimise the loop again when first compiled)
-            return PortableCall(self._entry(loop, leading=True), shape, out_shape)
         return PortableCall(self._entry(loop), in_shape, out_shape)
 
     def fixed_rows(self, n: int):
