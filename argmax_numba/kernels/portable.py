@@ -9,13 +9,14 @@ Eight loops serve every layout of the canonical C-contiguous ``(outer, n, inner)
 
 * ``reduce_rows`` for the last axis (``inner == 1``): a short row (``ShortRows``: of
   integers, INTEGER_ROWS; of floats, FLOAT_ROWS) in one plain pass, many rows to a
-  task; a longer one in one pass too, a block of BLOCK_BYTES at a time: each block's
-  largest key (a reduction that LLVM vectorises) is compared with the best so far, and
-  the block that holds the best is remembered; then the place in that block is looked
-  for, read again from cache (the least or greatest place that holds the key: a
-  vectorised reduction too, not a loop that stops at the first hit). A search for the
-  first place stops, at the end of a chunk of CHUNK elements, once it has found the
-  greatest key there is (the type's greatest integer, or a NaN).
+  task; a row of at most BLOCK_BYTES in two plain passes: its largest key (a reduction
+  that LLVM vectorises), then that key's place (the least or greatest place that holds
+  it: a vectorised reduction too, not a loop that stops at the first hit, in integers as
+  wide as the keys); a longer row a block of BLOCK_BYTES at a time: each block's largest
+  key is compared with the best so far, and the block that holds the best is
+  remembered; then the place in that block is looked for, read again from cache. A
+  search for the first place stops, at the end of a chunk of CHUNK elements, once it has
+  found the greatest key there is (the type's greatest integer, or a NaN).
 * ``reduce_fixed_rows`` for rows of 2 to FIXED_ROWS elements of 1 or 2 bytes on numba's
   threads, in inputs of more than TASK_ELEMENTS elements: compiled for each length, so
   that LLVM unrolls the loop along a row and vectorises the loop across the rows, each
@@ -100,7 +101,8 @@ __all__ = [
 # Bytes of a block of a long row, whose largest key is found before its place is looked
 # for (docs/performance.md, "The portable tier's rows searched a block at a time") ...
 BLOCK_BYTES = 512
-# ... and elements of a chunk of blocks, after which a search may stop.
+# ... and elements of a chunk of blocks, after which a search may stop (a multiple of a
+# block's elements, whatever their size).
 CHUNK = 4096
 
 
@@ -113,9 +115,10 @@ class ShortRows(NamedTuple):
     threads: dict[int, int]  # on numba's threads (inputs from memory)
 
 
-# docs/performance.md, "The portable tier's rows searched a block at a time".
-INTEGER_ROWS = ShortRows(serial={1: 31, 2: 31, 4: 63, 8: 63}, threads={1: 47, 2: 31, 4: 19, 8: 16})
-FLOAT_ROWS = ShortRows(serial={2: 15, 4: 23, 8: 23}, threads={2: 31, 4: 23, 8: 15})
+# docs/performance.md, "The portable tier's rows searched a block at a time" and "The
+# portable tier's places found in integers as wide as the keys".
+INTEGER_ROWS = ShortRows(serial={1: 31, 2: 15, 4: 15, 8: 15}, threads={1: 31, 2: 31, 4: 7, 8: 16})
+FLOAT_ROWS = ShortRows(serial={2: 15, 4: 15, 8: 7}, threads={2: 31, 4: 23, 8: 7})
 # The longest rows of elements of 1 or 2 bytes that go, on numba's threads, to
 # ``reduce_fixed_rows``, compiled for their length: LLVM unrolls the loop along rows of up
 # to 20 to 31 such elements, by type, and vectorises the loop across them; for longer
@@ -162,6 +165,10 @@ FIXED_COLUMNS = {1: 15, 2: 7, 4: 4, 8: 4}
 # 32 bits for 64-bit elements too: fewer bytes to carry, and a group of 2**31 - 1 rows
 # (docs/performance.md, "Narrow blocks of few rows copied into tiles").
 _ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int32}
+# Places within a block of BLOCK_BYTES (``find_key``), by the elements' item size: as wide
+# as the keys, so that a vector holds as many places as keys, and at least 16 bits, which
+# count a block of BLOCK_BYTES one-byte elements.
+_PLACES = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def inverted(v):
@@ -239,13 +246,14 @@ def _greatest_key_function(kind: int, itemsize: int):
 # the greatest there is, ``fold_row`` and ``search_row`` compiled with them, the type of
 # row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
 # those count), and ``fold_rows`` compiled with all these (under its own name),
-# ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES); for
+# ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES) and
+# ``find_key`` compiled with the key and the type of places in a block (``_PLACES``); for
 # ``reduce_rows``, its short rows' limit (``ShortRows``); for ``read_floats`` and
 # ``add_leading_axis`` (and the two in one), the loop they call, and the integer type
 # float32 and float64 are viewed as; for ``reduce_fixed_rows``, the length of its rows;
 # for ``reduce_tiles``, the width of its blocks (0: any).
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
-LENGTH = INNER = None
+find = place = LENGTH = INNER = None
 
 
 def fold_row(row, best, at, r, last):
@@ -278,37 +286,49 @@ def take_run(best, at, keys, rows, first, last):
 
 
 def search_row(row, last):
-    # The best key of a row longer than a short one and its place, in one pass: the
-    # largest key of each block of BLOCK elements (a reduction that LLVM vectorises), the
-    # block that holds the best so far remembered; then the place in that block, read
-    # again from cache. A search for the first place stops at the end of a chunk of CHUNK
-    # elements that has found the greatest key there is (stopping at the block itself,
-    # rows read from memory took up to 2.5 times as long: docs/performance.md, "The
-    # portable tier's rows searched a block at a time").
+    # The best key of a row longer than a short one and its place. A row of at most BLOCK
+    # elements in two plain passes: its largest key (a reduction that LLVM vectorises),
+    # then that key's place (``find_key``, bound as ``find``); taken through the loop of
+    # blocks below, as one block, it took up to twice as long. A longer row a block of
+    # BLOCK elements at a time: the largest key of each block, the block that holds the
+    # best so far remembered; then the place in that block, read again from cache. A
+    # search for the first place stops at the end of a chunk of CHUNK elements that has
+    # found the greatest key there is (stopping at the block itself, rows read from memory
+    # took up to 2.5 times as long: docs/performance.md, "The portable tier's rows
+    # searched a block at a time").
     n = row.size
     best = key(row[0])
+    if n <= BLOCK:
+        for i in range(n):
+            best = max(best, key(row[i]))
+        return best, find(row, best, last)
     b_best = 0
-    for c0 in range(0, n, CHUNK):
-        c1 = min(c0 + CHUNK, n)
-        for b0 in range(c0, c1, BLOCK):
-            block = row[b0 : min(b0 + BLOCK, c1)]
-            top = key(block[0])
-            for i in range(block.size):
-                top = max(top, key(block[i]))
-            if top > best or (last and top == best):
-                best, b_best = top, b0
-        if not last and best == greatest(row):
+    for b0 in range(0, n, BLOCK):
+        block = row[b0 : min(b0 + BLOCK, n)]
+        top = key(block[0])
+        for i in range(block.size):
+            top = max(top, key(block[i]))
+        if top > best or (last and top == best):
+            best, b_best = top, b0
+        if not last and (b0 + BLOCK) % CHUNK == 0 and best == greatest(row):
             break
-    # The greatest place in the block that holds ``best``, or the least as the greatest of
-    # the places negated (``(i ^ m) - m`` is ``-i`` where ``m`` is -1): one loop for both,
-    # so that the loop is compiled once; a reduction, which LLVM vectorises.
-    block = row[b_best : min(b_best + BLOCK, n)]
+    return best, b_best + find(row[b_best : min(b_best + BLOCK, n)], best, last)
+
+
+def find_key(block, best, last):
+    # The least place of key ``best`` in ``block`` of at most BLOCK elements, or the
+    # greatest where ``last``: the greatest of the places negated (``(i ^ m) - m`` is
+    # ``-i`` where ``m`` is -1), so that one loop serves both and is compiled once. A
+    # reduction, which LLVM vectorises, in integers of ``place`` (as wide as the keys, at
+    # least 16 bits), so that a vector holds as many places as keys (docs/performance.md,
+    # "The portable tier's places found in integers as wide as the keys").
     size = block.size
     m = 0 if last else -1
-    place = -size
+    none = place(-size)
+    found = none
     for i in range(size):
-        place = max(place, (i ^ m) - m if key(block[i]) == best else -size)
-    return best, b_best + ((place ^ m) - m)
+        found = max(found, place((i ^ m) - m) if key(block[i]) == best else none)
+    return (np.int64(found) ^ m) - m
 
 
 def reduce_rows(x, out, last):
@@ -610,11 +630,19 @@ class PortableKernels:
         greatest_fn = _greatest_key_function(kind, itemsize)
         tag = self._tag = f"k{kind}_b{itemsize}"
         fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", {"key": key_fn}))
+        find_fn = njit(inline="always")(
+            _bind(find_key, f"portable_find_{tag}", {"key": key_fn, "place": _PLACES[itemsize]})
+        )
         search_fn = njit(inline="always")(
             _bind(
                 search_row,
                 f"portable_search_{tag}",
-                {"key": key_fn, "greatest": greatest_fn, "BLOCK": BLOCK_BYTES // itemsize},
+                {
+                    "key": key_fn,
+                    "greatest": greatest_fn,
+                    "find": find_fn,
+                    "BLOCK": BLOCK_BYTES // itemsize,
+                },
             )
         )
         bound = {
