@@ -454,18 +454,24 @@ for dtype, shape in itertools.product(
     if x.dtype.kind == "f":
         x.flat[:: 7] = np.nan
         x.flat[3:: 11] = -0.0
-    # Every layout of float32; int8 in C order (each layout compiles every caller again).
-    layouts = (x, np.asfortranarray(x), x[..., ::-1]) if x.dtype.kind == "f" else (x,)
+    # Each type of array compiles every caller again, so the layouts are a few: float32
+    # matrices in C and Fortran order and reversed, float32 3-D arrays in C order and
+    # reversed, and the rest in C order; argmin on matrices, the constant ``last`` on
+    # 3-D arrays, in C order.
+    layouts = [x]
+    if x.dtype.kind == "f" and x.ndim > 1:
+        layouts += [np.asfortranarray(x)] if x.ndim == 2 else []
+        layouts += [x[..., ::-1]]
     for layout in layouts:
         for axis in range(-x.ndim, x.ndim):
             for last in (0, 1):
                 got = varying(layout, axis, last)
                 assert got.shape == np.expand_dims(want(layout, axis, last), axis).shape
                 np.testing.assert_array_equal(got.squeeze(axis), want(layout, axis, last))
-                if layout is x and x.ndim > 1:  # (C layouts only: each compiles again)
+                if layout is x and x.ndim == 2:
                     got = varying_min(layout, axis, last).squeeze(axis)
                     np.testing.assert_array_equal(got, want(layout, axis, last, np.argmin))
-            if layout is x:  # the constant ``last``: on C layouts
+            if layout is x and x.ndim == 3:
                 np.testing.assert_array_equal(first(layout, axis), want(layout, axis, 0))
 x = rng.standard_normal((50, 30))
 np.testing.assert_array_equal(in_prange(x)[1], want(x, 0, 1))
@@ -477,9 +483,10 @@ print("ok")
 def test_portable_tier_from_compiled_code():
     # A process on the portable tier: users' compiled functions call the portable
     # kernels, on a float and an integer dtype (each compiles every caller again; the
-    # portable tier's run of this module covers the others), every layout (the integer
-    # in C order), axis and ``select_last_index`` (constant or not), and from inside a
-    # prange loop; argmin on C-ordered inputs of two and three dimensions.
+    # portable tier's run of this module covers the others), the layouts that make the
+    # compiled caller copy (Fortran order, a reversed axis), every axis and
+    # ``select_last_index`` (constant or not), and from inside a prange loop; argmin on
+    # C-ordered matrices.
     env = {**os.environ, "ARGMAX_NUMBA_TIER": "portable", "PYTHONPATH": ROOT}
     proc = subprocess.run(
         [sys.executable, "-c", PORTABLE_CALLERS],
