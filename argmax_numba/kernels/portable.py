@@ -243,7 +243,8 @@ def _greatest_key_function(kind: int, itemsize: int):
 
 
 # Bound by ``PortableKernels`` for one key kind and item size: the key of an element and
-# the greatest there is, ``fold_row`` and ``search_row`` compiled with them, the type of
+# the greatest there is, ``fold_row`` and ``search_row`` compiled with them (``fold_row``
+# also with BLEND: whether it stores row numbers of 16 bits chosen by a mask), the type of
 # row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
 # those count), and ``fold_rows`` compiled with all these (under its own name),
 # ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES) and
@@ -253,7 +254,7 @@ def _greatest_key_function(kind: int, itemsize: int):
 # float32 and float64 are viewed as; for ``reduce_fixed_rows``, the length of its rows;
 # for ``reduce_tiles``, the width of its blocks (0: any).
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
-find = place = LENGTH = INNER = None
+find = place = LENGTH = INNER = BLEND = None
 
 
 def fold_row(row, best, at, r, last):
@@ -262,7 +263,25 @@ def fold_row(row, best, at, r, last):
     # vectorises. The best key is the maximum of the two, stored in every lane: written
     # as a choice between them, it became a store of only the changed lanes, much slower
     # on 8-bit data (docs/performance.md, "The portable tier's running keys stored whole").
-    if last:
+    # Where BLEND (rows numbered in 16 bits, ``row_number``), the row numbers are stored
+    # whole too, chosen by a mask of all ones or all zeros: written as a choice, they
+    # became a store of only the changed lanes, which a CPU without AVX-512 cannot make
+    # of 8- or 16-bit lanes, so that LLVM left the loop unvectorised and it took 10 to 23
+    # times as long (docs/performance.md, "The portable tier's row numbers stored whole").
+    if BLEND:
+        if last:
+            for j in range(row.size):
+                k, b = key(row[j]), best[j]
+                m = row_number(0) - row_number(k >= b)
+                at[j] = (r & m) | (at[j] & ~m)
+                best[j] = max(k, b)
+        else:
+            for j in range(row.size):
+                k, b = key(row[j]), best[j]
+                m = row_number(0) - row_number(k > b)
+                at[j] = (r & m) | (at[j] & ~m)
+                best[j] = max(k, b)
+    elif last:
         for j in range(row.size):
             k, b = key(row[j]), best[j]
             at[j] = r if k >= b else at[j]
@@ -629,7 +648,13 @@ class PortableKernels:
         key_fn = _key_function(kind, itemsize)
         greatest_fn = _greatest_key_function(kind, itemsize)
         tag = self._tag = f"k{kind}_b{itemsize}"
-        fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", {"key": key_fn}))
+        # The loops that number rows in ``numbers`` fold rows with ``fold_fn``;
+        # ``reduce_narrow``, whose rows are numbered in 64 bits, with ``fold_wide_fn``.
+        blend = {"key": key_fn, "row_number": numbers, "BLEND": numbers is np.int16}
+        fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", blend))
+        fold_wide_fn = njit(inline="always")(
+            _bind(fold_row, f"portable_fold_wide_{tag}", {"key": key_fn, "BLEND": False})
+        )
         find_fn = njit(inline="always")(
             _bind(find_key, f"portable_find_{tag}", {"key": key_fn, "place": _PLACES[itemsize]})
         )
@@ -681,7 +706,12 @@ class PortableKernels:
         # (on numba's threads only: serial calls keep ``reduce_middle``)
         self.middle_parts = _compile(reduce_middle_parts, f"portable_parts_{tag}_par", bound, True)
         self.narrow = {
-            p: _compile(reduce_narrow, f"portable_narrow_{tag}_{'par' if p else 'ser'}", bound, p)
+            p: _compile(
+                reduce_narrow,
+                f"portable_narrow_{tag}_{'par' if p else 'ser'}",
+                {**bound, "fold": fold_wide_fn},
+                p,
+            )
             for p in (False, True)
         }
         self.tiles = {
