@@ -459,9 +459,10 @@ for dtype, shape in itertools.product(
     # reversed, and the rest in C order; argmin on matrices, the constant ``last`` on
     # 3-D arrays, in C order.
     layouts = [x]
+    if x.dtype.kind == "f" and x.ndim == 2:
+        layouts.append(np.asfortranarray(x))
     if x.dtype.kind == "f" and x.ndim > 1:
-        layouts += [np.asfortranarray(x)] if x.ndim == 2 else []
-        layouts += [x[..., ::-1]]
+        layouts.append(x[..., ::-1])
     for layout in layouts:
         for axis in range(-x.ndim, x.ndim):
             for last in (0, 1):
