@@ -14,7 +14,7 @@ import numpy as np
 
 from . import tiers
 from .dtypes import VIEWS, Extreme, kernel_view
-from .kernels.portable import portable_kernels
+from .kernels.portable import flip_argument, portable_kernels
 from .planning import plan, serial
 from .runtime import parallel as _parallel
 from .tiers import Tier
@@ -31,7 +31,8 @@ class Call(NamedTuple):
     entry: Any  # the driver's compiled entry point (``KernelCode.entry``)
     in_shape: tuple[int, ...]  # the input as the driver takes it
     out_shape: tuple[int, ...]  # the output as the driver writes it
-    extra: tuple[int, ...]  # the driver's arguments after ``last``; the task's address last
+    extra: tuple[int, ...]  # the driver's arguments after ``last``: on the fast tier the
+    # task's address last, on the portable one the ``flip`` of ArgMin or ArgMax
     tier: Tier = Tier.FAST  # the tier the driver belongs to
     threads: int = 0  # a parallel driver's: the threads it was planned for; 0: serial
 
@@ -162,12 +163,14 @@ def _choose_portable(
     kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool
 ) -> Call:
     """``_choose`` on the portable tier: the loop that ``PortableKernels.choose`` chooses,
-    taking a 1-D input on one thread as it is. (A parallel loop's plan does not depend
-    on the thread count, but is remembered with it all the same.)"""
+    taking a 1-D input on one thread as it is, and passing it the ``flip`` of ``kind``,
+    which tells ArgMin from ArgMax. (A parallel loop's plan does not depend on the thread
+    count, but is remembered with it all the same.)"""
     kernels = portable_kernels(kind, view.itemsize)
     chosen = kernels.choose(outer, n, inner, parallel, view.shape)
     threads = numba.get_num_threads() if parallel else 0
-    return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, (), Tier.PORTABLE, threads)
+    flip = (flip_argument(kind, view.itemsize),)
+    return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, flip, Tier.PORTABLE, threads)
 
 
 def _run(call: Call, view: np.ndarray, out: np.ndarray, last: int, parallel: bool) -> Call | None:

@@ -50,7 +50,9 @@ class Extreme(Enum):
 
 class KeyKind(IntEnum):
     """How the elements of a dtype are compared: as integers, or through the integer key
-    of a float format's bits (``vector.keys``). Kernels are compiled once per key kind.
+    of a float format's bits (``vector.keys``). The fast kernels are compiled once per key
+    kind; the portable ones once per format, the flip passed to them as an argument
+    (``kernels.portable.flip_argument``).
 
     ArgMin's kinds (``*_MIN``) are ArgMax's in reverse order: the kernels search their
     keys for the maximum all the same, after each element's bits are flipped (every bit

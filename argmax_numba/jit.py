@@ -30,7 +30,7 @@ from numba.extending import intrinsic, overload
 from . import tiers
 from .api import argmax, argmin
 from .dtypes import Extreme, kernel_view
-from .kernels.portable import portable_kernels
+from .kernels.portable import flip_argument, portable_kernels
 from .planning import serial
 from .tiers import Tier
 
@@ -262,6 +262,7 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
     itemsize = view_dtype.itemsize
     read_type = np.dtype(f"i{itemsize}").type if view_dtype.kind == "f" else view_dtype.type
     kernels = portable_kernels(kind, itemsize)
+    flip = np.int64(flip_argument(kind, itemsize))  # (ArgMin's, or 0: the loops are shared)
     rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
     middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
     result_shape = _result_shape(keep)
@@ -282,15 +283,15 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
             if inner == 1:
                 x2 = view.reshape((outer, n))
                 if parallel:
-                    rows_parallel(x2, out, last)
+                    rows_parallel(x2, out, last, flip)
                 else:
-                    rows_serial(x2, out, last)
+                    rows_serial(x2, out, last, flip)
             else:
                 x3, o2 = view.reshape((outer, n, inner)), out.reshape((outer, inner))
                 if parallel:
-                    middle_parallel(x3, o2, last)
+                    middle_parallel(x3, o2, last, flip)
                 else:
-                    middle_serial(x3, o2, last)
+                    middle_serial(x3, o2, last, flip)
         return out.reshape(result_shape(data.shape, ax))
 
     return impl

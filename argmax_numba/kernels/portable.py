@@ -58,7 +58,11 @@ floats as the signed integers of their width: calls from Python pass float32 and
 through a small compiled function that makes that view, ``read_floats``), ordered as the
 floats are, with every NaN above +inf and ``-0.0 == +0.0``. Keys are computed at the
 elements' own width, so that the vectorised loops take as many elements at once as the
-data allows.
+data allows. ArgMin's keys are ArgMax's of the element's bits flipped (``dtypes.KeyKind``),
+and the flip is the loops' last argument, ``flip`` (``flip_argument``: 0 for ArgMax), not
+a constant of their code: one compiled loop serves both operators, so that a process or
+a user's function that calls both compiles it once (docs/performance.md, "The portable
+tier's ArgMax and ArgMin in one compiled loop").
 """
 
 from __future__ import annotations
@@ -171,70 +175,74 @@ _ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int32}
 _PLACES = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
-def inverted(v):
-    """``~v``, which reverses the order of signed and of unsigned integers alike, as an
-    integer of the type of ``v`` (plain Python, and numpy's scalars, keep it)."""
-    return ~v
+def flipped(v, flip):
+    """``v ^ flip``, as an integer of the type of ``v``: ``flip`` (a Python or numpy
+    integer, wrapped to that type) is 0, or -1 for every bit, or a float format's sign
+    bit. Plain Python, with numpy's scalars: used where numba's JIT is disabled."""
+    return v ^ np.asarray(flip).astype(v.dtype)[()]
 
 
-@overload(inverted, inline="always")
-def _inverted_typed(v):
-    # numba types ``~`` of a narrow integer as a 64-bit one: cast back to the type of v.
+@overload(flipped, inline="always")
+def _flipped_typed(v, flip):
+    # numba types ``^`` of narrow integers as a 64-bit one: cast back to the type of v.
     cast = np.dtype(str(v)).type
-    return lambda v: cast(~v)
+    return lambda v, flip: cast(v ^ cast(flip))
 
 
-def _key_function(kind: int, itemsize: int):
-    """The key of one element of key kind ``kind`` and ``itemsize`` bytes, as an inlined
-    numba function. ArgMin's kinds flip the element's bits first (``dtypes.flip_mask``),
-    so that the largest key is the smallest element's, NaN's still the largest."""
-    kind = KeyKind(kind)
-    flip = flip_mask(kind, 8 * itemsize)
-    if kind.format == KeyKind.INT:
-        if not flip:
+def flip_argument(kind: int, itemsize: int) -> int:
+    """What the portable loops are passed as ``flip`` for key kind ``kind`` and elements
+    of ``itemsize`` bytes: ``dtypes.flip_mask`` as a signed integer of their width (0 for
+    ArgMax; -1 or the sign bit for ArgMin), so that one compiled loop serves both."""
+    bits = 8 * itemsize
+    mask = flip_mask(kind, bits)
+    return mask - (1 << bits) if mask >> (bits - 1) else mask
 
-            def key(v):
-                return v
 
-        else:
+def _key_function(fmt: int, itemsize: int):
+    """The key of one element of format ``fmt`` (``KeyKind.INT`` or a float's) and
+    ``itemsize`` bytes, as an inlined numba function of the element and ``flip``
+    (``flip_argument``): the element's bits are xor-ed with ``flip`` first, which for
+    ArgMin reverses the order (every bit of an integer, a float's sign bit), so that the
+    largest key is the smallest element's, NaN's still the largest."""
+    fmt = KeyKind(fmt).format
+    if fmt == KeyKind.INT:
 
-            def key(v):
-                return inverted(v)
+        def key(v, flip):
+            return flipped(v, flip)
 
         return njit(inline="always")(key)
     width = np.dtype(f"i{itemsize}").type  # the bits' signed integer type
-    inf, mask = FLOAT_BITS[kind.format]
+    inf, mask = FLOAT_BITS[fmt]
     magnitude, zero = width(mask), width(0)
-    above_inf = width(highest_key(kind, 8 * itemsize, False))  # every NaN's key
+    above_inf = width(highest_key(fmt, 8 * itemsize, False))  # every NaN's key
     negative_inf = width(inf - (1 << (8 * itemsize - 1)))  # -inf's bits, as signed
-    sign = width(flip - (1 << (8 * itemsize)) if flip else 0)  # the sign bit, as signed
 
-    def key(v):
+    def key(v, flip):
         # The magnitude, every NaN's made the one above +inf's, negated for the negative
         # numbers but NaN (whose bits, as signed integers, are -inf's or below): the
         # floats' order, as integers. (Cast back to the width at each step: numba would
         # widen it.)
-        v = width(v ^ sign)
+        v = width(v ^ width(flip))
         mag = width(min(width(v & magnitude), above_inf))
         return width(zero - mag) if v <= negative_inf else mag
 
     return njit(inline="always")(key)
 
 
-def _greatest_key_function(kind: int, itemsize: int):
-    """The greatest key that an element of an array searched with ``_key_function(kind,
+def _greatest_key_function(fmt: int, itemsize: int):
+    """The greatest key that an element of an array searched with ``_key_function(fmt,
     itemsize)`` can have, as an inlined numba function of the array: every NaN's for the
     floats (``dtypes.highest_key``), the greatest integer of the array's type for the
     integers (ArgMin's flipped integers span the same range). No element beats it, so a
     search for its first occurrence is done once it finds it, as the fast kernels' is."""
-    kind = KeyKind(kind)
-    if kind.format == KeyKind.INT:
+    fmt = KeyKind(fmt).format
+    if fmt == KeyKind.INT:
 
         def greatest(x):
             return np.iinfo(x.dtype).max
 
     else:
-        nan = np.dtype(f"i{itemsize}").type(highest_key(kind, 8 * itemsize, False))
+        nan = np.dtype(f"i{itemsize}").type(highest_key(fmt, 8 * itemsize, False))
 
         def greatest(x):
             return nan
@@ -242,7 +250,7 @@ def _greatest_key_function(kind: int, itemsize: int):
     return njit(inline="always")(greatest)
 
 
-# Bound by ``PortableKernels`` for one key kind and item size: the key of an element and
+# Bound by ``PortableKernels`` for one element format and item size: the key of an element and
 # the greatest there is, ``fold_row`` and ``search_row`` compiled with them (``fold_row``
 # also with BLEND: whether it stores row numbers of 16 bits chosen by a mask), the type of
 # row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
@@ -254,10 +262,10 @@ def _greatest_key_function(kind: int, itemsize: int):
 # float32 and float64 are viewed as; for ``reduce_fixed_rows``, the length of its rows;
 # for ``reduce_tiles``, the width of its blocks (0: any).
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
-find = place = LENGTH = INNER = BLEND = None
+find = place = LENGTH = INNER = BLEND = INTEGERS = short_row = None
 
 
-def fold_row(row, best, at, r, last):
+def fold_row(row, best, at, r, last, flip):
     # Row ``r`` taken into the best keys ``best`` and their rows ``at``, lane by lane:
     # a loop across the lanes, with one comparison per value of ``last``, which LLVM
     # vectorises. The best key is the maximum of the two, stored in every lane: written
@@ -271,24 +279,24 @@ def fold_row(row, best, at, r, last):
     if BLEND:
         if last:
             for j in range(row.size):
-                k, b = key(row[j]), best[j]
+                k, b = key(row[j], flip), best[j]
                 m = row_number(0) - row_number(k >= b)
                 at[j] = (r & m) | (at[j] & ~m)
                 best[j] = max(k, b)
         else:
             for j in range(row.size):
-                k, b = key(row[j]), best[j]
+                k, b = key(row[j], flip), best[j]
                 m = row_number(0) - row_number(k > b)
                 at[j] = (r & m) | (at[j] & ~m)
                 best[j] = max(k, b)
     elif last:
         for j in range(row.size):
-            k, b = key(row[j]), best[j]
+            k, b = key(row[j], flip), best[j]
             at[j] = r if k >= b else at[j]
             best[j] = max(k, b)
     else:
         for j in range(row.size):
-            k, b = key(row[j]), best[j]
+            k, b = key(row[j], flip), best[j]
             at[j] = r if k > b else at[j]
             best[j] = max(k, b)
 
@@ -304,7 +312,7 @@ def take_run(best, at, keys, rows, first, last):
             at[j] = first + rows[j]
 
 
-def search_row(row, last):
+def search_row(row, last, flip):
     # The best key of a row longer than a short one and its place. A row of at most BLOCK
     # elements in two plain passes: its largest key (a reduction that LLVM vectorises),
     # then that key's place (``find_key``, bound as ``find``); taken through the loop of
@@ -316,25 +324,25 @@ def search_row(row, last):
     # took up to 2.5 times as long: docs/performance.md, "The portable tier's rows
     # searched a block at a time").
     n = row.size
-    best = key(row[0])
+    best = key(row[0], flip)
     if n <= BLOCK:
         for i in range(n):
-            best = max(best, key(row[i]))
-        return best, find(row, best, last)
+            best = max(best, key(row[i], flip))
+        return best, find(row, best, last, flip)
     b_best = 0
     for b0 in range(0, n, BLOCK):
         block = row[b0 : min(b0 + BLOCK, n)]
-        top = key(block[0])
+        top = key(block[0], flip)
         for i in range(block.size):
-            top = max(top, key(block[i]))
+            top = max(top, key(block[i], flip))
         if top > best or (last and top == best):
             best, b_best = top, b0
         if not last and (b0 + BLOCK) % CHUNK == 0 and best == greatest(row):
             break
-    return best, b_best + find(row[b_best : min(b_best + BLOCK, n)], best, last)
+    return best, b_best + find(row[b_best : min(b_best + BLOCK, n)], best, last, flip)
 
 
-def find_key(block, best, last):
+def find_key(block, best, last, flip):
     # The least place of key ``best`` in ``block`` of at most BLOCK elements, or the
     # greatest where ``last``: the greatest of the places negated (``(i ^ m) - m`` is
     # ``-i`` where ``m`` is -1), so that one loop serves both and is compiled once. A
@@ -346,31 +354,42 @@ def find_key(block, best, last):
     no_place = place(-size)
     found = no_place
     for i in range(size):
-        found = max(found, place((i ^ m) - m) if key(block[i]) == best else no_place)
+        found = max(found, place((i ^ m) - m) if key(block[i], flip) == best else no_place)
     return (np.int64(found) ^ m) - m
 
 
-def reduce_rows(x, out, last):
+def search_short_row(row, last, flip):
+    # The place of the best key of a short row, in one plain pass.
+    best = key(row[0], flip)
+    at = 0
+    for i in range(1, row.size):
+        k = key(row[i], flip)
+        if k > best or (last and k == best):
+            best = k
+            at = i
+    return at
+
+
+def reduce_rows(x, out, last, flip):
     outer, n = x.shape
     if n <= SHORT:
         # Short rows (``ShortRows``): one plain pass each, many rows to a task.
         per = max(1, TASK_ELEMENTS // n)
         for t in prange((outer + per - 1) // per):
             for o in range(t * per, min(t * per + per, outer)):
-                best = key(x[o, 0])
-                at = 0
-                for i in range(1, n):
-                    k = key(x[o, i])
-                    if k > best or (last and k == best):
-                        best = k
-                        at = i
-                out[o] = at
+                # (ArgMax's rows of integers with a flip of 0 the compiler knows: the
+                # row's search is a chain of scalar compares, which one xor more made
+                # up to 1.5 times as long for 8-bit elements)
+                if INTEGERS and flip == 0:
+                    out[o] = short_row(x[o], last, 0)
+                else:
+                    out[o] = short_row(x[o], last, flip)
         return
     for o in prange(outer):
-        out[o] = search(x[o], last)[1]
+        out[o] = search(x[o], last, flip)[1]
 
 
-def reduce_fixed_rows(x, out, last):
+def reduce_fixed_rows(x, out, last, flip):
     # Rows of LENGTH elements of 1 or 2 bytes, LENGTH fixed when the loop is compiled
     # (``PortableKernels.fixed_rows``), on numba's threads, many rows to a task. With it
     # known, LLVM unrolls the loop along a row and vectorises the loop across the rows,
@@ -382,16 +401,16 @@ def reduce_fixed_rows(x, out, last):
     per = max(1, TASK_ELEMENTS // LENGTH)
     for t in prange((outer + per - 1) // per):
         for o in range(t * per, min(t * per + per, outer)):
-            best = key(flat[o * LENGTH])
+            best = key(flat[o * LENGTH], flip)
             at = 0
             for i in range(1, LENGTH):
-                k = key(flat[o * LENGTH + i])
+                k = key(flat[o * LENGTH + i], flip)
                 at = i if (k >= best if last else k > best) else at
                 best = max(k, best)
             out[o] = at
 
 
-def reduce_rows_across(x, out, last):
+def reduce_rows_across(x, out, last, flip):
     # Short rows of a float format (FLOAT_ROWS), on numba's threads
     # (``PortableKernels.choose``): each task takes ACROSS_ROWS rows and folds them a
     # column at a time, each row's best key and place in a lane of ``best`` and ``at``,
@@ -404,24 +423,24 @@ def reduce_rows_across(x, out, last):
         best = np.empty(w, x.dtype)
         at = np.empty(w, np.int32)
         for r in range(w):
-            best[r] = key(x[r0 + r, 0])
+            best[r] = key(x[r0 + r, 0], flip)
             at[r] = 0
         for i in range(1, n):
             if last:
                 for r in range(w):
-                    k, b = key(x[r0 + r, i]), best[r]
+                    k, b = key(x[r0 + r, i], flip), best[r]
                     at[r] = i if k >= b else at[r]
                     best[r] = max(k, b)
             else:
                 for r in range(w):
-                    k, b = key(x[r0 + r, i]), best[r]
+                    k, b = key(x[r0 + r, i], flip), best[r]
                     at[r] = i if k > b else at[r]
                     best[r] = max(k, b)
         for r in range(w):  # (as a slice assignment, the whole loop took 4 times as long)
             out[r0 + r] = at[r]
 
 
-def reduce_row_pieces(x, out, last):
+def reduce_row_pieces(x, out, last, flip):
     # Fewer than PIECES rows of at least 2 * PIECE elements (``PortableKernels.choose``):
     # each row is cut into pieces of at least PIECE elements, about PIECES in all,
     # searched in parallel; then each row's pieces are merged in order.
@@ -432,7 +451,7 @@ def reduce_row_pieces(x, out, last):
     places = np.empty(outer * pieces, np.int64)
     for t in prange(outer * pieces):
         o, p = t // pieces, t % pieces
-        tops[t], places[t] = search(x[o, p * size : min(p * size + size, n)], last)
+        tops[t], places[t] = search(x[o, p * size : min(p * size + size, n)], last, flip)
     for o in range(outer):
         best, at = tops[o * pieces], places[o * pieces]
         for p in range(1, pieces):
@@ -442,7 +461,7 @@ def reduce_row_pieces(x, out, last):
         out[o] = at
 
 
-def fold_rows(x, o, r0, r1, j0, width, last):
+def fold_rows(x, o, r0, r1, j0, width, last, flip):
     # Rows ``r0`` to ``r1 - 1`` of block ``x[o]``, at ``width`` inner positions from
     # ``j0`` on, folded a row at a time: in groups of GROUP rows, numbered within the
     # group in ``row_number``, whose best keys and rows are merged into the whole run's
@@ -453,32 +472,32 @@ def fold_rows(x, o, r0, r1, j0, width, last):
     group_at = np.empty(width, row_number)
     first = x[o, r0, j0 : j0 + width]
     for j in range(width):
-        best[j] = key(first[j])
+        best[j] = key(first[j], flip)
         at[j] = r0
     for g0 in range(r0 + 1, r1, GROUP):
         g1 = g0 + min(GROUP, r1 - g0)  # (g0 + GROUP could overflow)
         row = x[o, g0, j0 : j0 + width]
         for j in range(width):
-            group_best[j] = key(row[j])
+            group_best[j] = key(row[j], flip)
             group_at[j] = 0
         for i in range(g0 + 1, g1):
             row = x[o, i, j0 : j0 + width]
-            fold(row, group_best, group_at, row_number(i - g0), last)
+            fold(row, group_best, group_at, row_number(i - g0), last, flip)
         take(best, at, group_best, group_at, g0, last)
     return best, at
 
 
-def reduce_middle(x, out, last):
+def reduce_middle(x, out, last, flip):
     outer, n, inner = x.shape
     stretches = (inner + STRETCH - 1) // STRETCH
     for t in prange(outer * stretches):
         o = t // stretches
         j0 = (t - o * stretches) * STRETCH
         width = min(j0 + STRETCH, inner) - j0
-        out[o, j0 : j0 + width] = fold_rows(x, o, 0, n, j0, width, last)[1]
+        out[o, j0 : j0 + width] = fold_rows(x, o, 0, n, j0, width, last, flip)[1]
 
 
-def reduce_middle_parts(x, out, last):
+def reduce_middle_parts(x, out, last, flip):
     # Fewer than PIECES blocks of at most PART_WIDTH inner positions, on numba's threads
     # (``PortableKernels.choose``): each block's rows are cut into parts of at least
     # PART_ROWS consecutive rows, about PIECES parts in all, each folded over the whole
@@ -491,7 +510,8 @@ def reduce_middle_parts(x, out, last):
     places = np.empty((outer * parts, inner), np.int64)
     for t in prange(outer * parts):
         o, p = t // parts, t % parts
-        tops[t], places[t] = fold_rows(x, o, p * size, min(p * size + size, n), 0, inner, last)
+        r0, r1 = p * size, min(p * size + size, n)
+        tops[t], places[t] = fold_rows(x, o, r0, r1, 0, inner, last, flip)
     for o in prange(outer):
         best, at = tops[o * parts], places[o * parts]
         for t in range(o * parts + 1, o * parts + parts):
@@ -499,7 +519,7 @@ def reduce_middle_parts(x, out, last):
         out[o] = at
 
 
-def reduce_narrow(x, out, last):
+def reduce_narrow(x, out, last, flip):
     # Blocks x[o] narrower than NARROW_WIDTH elements: ``m`` consecutive rows side by
     # side make one wide row of ``m * inner`` lanes, folded as ``reduce_middle`` folds
     # rows; then each column's ``m`` lanes are merged, and the rows after the last whole
@@ -516,10 +536,10 @@ def reduce_narrow(x, out, last):
             flat = x[o].reshape(n * inner)
             if wide_rows > 0:
                 for q in range(width):
-                    best[q] = key(flat[q])
+                    best[q] = key(flat[q], flip)
                     at[q] = 0
             for r in range(1, wide_rows):
-                fold(flat[r * width : r * width + width], best, at, r, last)
+                fold(flat[r * width : r * width + width], best, at, r, last, flip)
             for c in range(inner):
                 if wide_rows > 0:
                     top, row = best[c], at[c] * m
@@ -529,16 +549,16 @@ def reduce_narrow(x, out, last):
                             top, row = k, r
                     first = wide_rows * m
                 else:
-                    top, row = key(flat[c]), 0
+                    top, row = key(flat[c], flip), 0
                     first = 1
                 for r in range(first, n):
-                    k = key(flat[r * inner + c])
+                    k = key(flat[r * inner + c], flip)
                     if k > top or (last and k == top):
                         top, row = k, r
                 out[o, c] = row
 
 
-def reduce_tiles(x, out, last):
+def reduce_tiles(x, out, last, flip):
     # Narrow blocks x[o] of few rows (``tiled``): a tile of ``g`` blocks is copied into
     # ``tile``, row ``r`` of block ``g`` into row ``r`` at lanes ``g * inner`` on, in
     # memory order of the input; then the tile's rows are folded as ``reduce_middle``
@@ -564,37 +584,37 @@ def reduce_tiles(x, out, last):
                     for c in range(inner):
                         tile[r, g * inner + c] = x[o0 + g, r, c]
             for j in range(w):
-                best[j] = key(tile[0, j])
+                best[j] = key(tile[0, j], flip)
                 at[j] = 0
             for r in range(1, n):
-                fold(tile[r, :w], best[:w], at[:w], row_number(r), last)
+                fold(tile[r, :w], best[:w], at[:w], row_number(r), last, flip)
             for g in range(g1):
                 for c in range(inner):
                     out[o0 + g, c] = at[g * inner + c]
 
 
-def read_floats(x, out, last):
+def read_floats(x, out, last, flip):
     # A float32 or float64 input passed to ``loop`` as the integers of its width: made in
     # compiled code, the view costs a small call from Python less than numpy's (about
     # 0.15 us), and the loops keep the one compiled version that compiled callers use
     # (docs/performance.md, "The portable tier's floats viewed as integers in compiled
     # code").
-    loop(x.view(bits), out, last)
+    loop(x.view(bits), out, last, flip)
 
 
-def add_leading_axis(x, out, last):
+def add_leading_axis(x, out, last, flip):
     # A 1-D input given without the leading axis of 1 that ``loop`` takes (one row), its
     # result in the shape the loop writes: made in compiled code, that view costs a small
     # call from Python less than ``x[None]`` there (docs/performance.md, "The portable
     # tier's leading axis added in compiled code"). (A reshape: ``x[None]`` compiles only
     # from numba 0.64 on.)
-    loop(x.reshape((1, *x.shape)), out, last)
+    loop(x.reshape((1, *x.shape)), out, last, flip)
 
 
-def read_floats_add_leading_axis(x, out, last):
+def read_floats_add_leading_axis(x, out, last, flip):
     # ``read_floats`` and ``add_leading_axis`` in one function: each compiled function
     # between Python and the loop has LLVM optimise the loop again at its first compile.
-    loop(x.view(bits).reshape((1, *x.shape)), out, last)
+    loop(x.view(bits).reshape((1, *x.shape)), out, last, flip)
 
 
 def tiled(n: int, inner: int, itemsize: int) -> bool:
@@ -620,8 +640,9 @@ def _compile(fn, name: str, bound: dict, parallel: bool):
 
 class PortableCall(NamedTuple):
     """A portable loop chosen for an input (``PortableKernels.choose``) and the shapes
-    it takes the input and the result in. It is called as ``kernel(x, out, last)``,
-    ``last`` an int (0 or 1: one compiled version for every caller)."""
+    it takes the input and the result in. It is called as ``kernel(x, out, last,
+    flip)``, ``last`` an int (0 or 1) and ``flip`` one too (``flip_argument``): one
+    compiled version for every caller and both operators."""
 
     kernel: Any  # a numba dispatcher: the loop, or ``read_floats``,
     # ``add_leading_axis`` or both in one bound to it
@@ -630,24 +651,25 @@ class PortableCall(NamedTuple):
 
 
 class PortableKernels:
-    """The portable loops for one key kind and item size, serial and parallel (compiled
-    by numba on first use)."""
+    """The portable loops for one element format (``KeyKind.INT`` or a float's: ArgMax's
+    and ArgMin's kinds of it share them, told apart by ``flip``) and item size, serial
+    and parallel (compiled by numba on first use)."""
 
-    def __init__(self, kind: int, itemsize: int):
+    def __init__(self, fmt: int, itemsize: int):
         self.itemsize = itemsize
-        self.float_keys = KeyKind(kind).format != KeyKind.INT
+        self.float_keys = fmt != KeyKind.INT
         # The longest rows searched in one pass (or, floats on numba's threads, across
         # the rows), serially and on numba's threads.
         limits = FLOAT_ROWS if self.float_keys else INTEGER_ROWS
         self.short_row = {False: limits.serial[itemsize], True: limits.threads[itemsize]}
         # float32 and float64 come from Python as they are (``read_floats``).
-        self.reads_floats = KeyKind(kind).format in (KeyKind.F32, KeyKind.F64)
+        self.reads_floats = fmt in (KeyKind.F32, KeyKind.F64)
         # Small compiled functions bound to a loop (``_adapter``).
         self._adapters: dict[tuple[Any, Any], Any] = {}
         numbers = _ROW_NUMBERS[itemsize]
-        key_fn = _key_function(kind, itemsize)
-        greatest_fn = _greatest_key_function(kind, itemsize)
-        tag = self._tag = f"k{kind}_b{itemsize}"
+        key_fn = _key_function(fmt, itemsize)
+        greatest_fn = _greatest_key_function(fmt, itemsize)
+        tag = self._tag = f"k{fmt}_b{itemsize}"
         # The loops that number rows in ``numbers`` fold rows with ``fold_fn``;
         # ``reduce_narrow``, whose rows are numbered in 64 bits, with ``fold_wide_fn``.
         blend = {"key": key_fn, "row_number": numbers, "BLEND": numbers is np.int16}
@@ -657,6 +679,9 @@ class PortableKernels:
         )
         find_fn = njit(inline="always")(
             _bind(find_key, f"portable_find_{tag}", {"key": key_fn, "place": _PLACES[itemsize]})
+        )
+        short_fn = njit(inline="always")(
+            _bind(search_short_row, f"portable_short_{tag}", {"key": key_fn})
         )
         search_fn = njit(inline="always")(
             _bind(
@@ -674,6 +699,7 @@ class PortableKernels:
             "key": key_fn,
             "fold": fold_fn,
             "search": search_fn,
+            "short_row": short_fn,
             "take": njit(inline="always")(take_run),
             "row_number": numbers,
             "GROUP": int(np.iinfo(numbers).max),
@@ -683,7 +709,7 @@ class PortableKernels:
             p: _compile(
                 reduce_rows,
                 f"portable_rows_{tag}_{'par' if p else 'ser'}",
-                {**bound, "SHORT": self.short_row[p]},
+                {**bound, "SHORT": self.short_row[p], "INTEGERS": not self.float_keys},
                 p,
             )
             for p in (False, True)
@@ -811,5 +837,11 @@ class PortableKernels:
 
 @functools.cache
 def portable_kernels(kind: int, itemsize: int) -> PortableKernels:
-    """The portable kernels of key kind ``kind`` for elements of ``itemsize`` bytes."""
-    return PortableKernels(int(kind), itemsize)
+    """The portable kernels of key kind ``kind`` for elements of ``itemsize`` bytes: the
+    same for ArgMax's and ArgMin's kinds of a format, which pass ``flip_argument``."""
+    return _kernels_of_format(KeyKind(kind).format, itemsize)
+
+
+@functools.cache
+def _kernels_of_format(fmt: KeyKind, itemsize: int) -> PortableKernels:
+    return PortableKernels(fmt, itemsize)

@@ -27,7 +27,7 @@ from conftest import (
 import argmax_numba.api as api
 import argmax_numba.kernels.portable as portable
 from argmax_numba import argmax, argmin
-from argmax_numba.dtypes import kernel_view
+from argmax_numba.dtypes import Extreme, kernel_view
 
 SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
 # Each operator: ours, by its ONNX name.
@@ -160,6 +160,24 @@ def test_argmax_and_argmin_of_one_input_remember_their_own_calls(tier):
     for _ in range(3):
         np.testing.assert_array_equal(argmax(x, 1, 0, 0), [1, 0])
         np.testing.assert_array_equal(argmin(x, 1, 0, 0), [2, 1])
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[2], INTS[0], INTS[7]], ids=str)
+def test_argmax_and_argmin_share_the_portable_loops(dtype, monkeypatch):
+    # The portable tier's ArgMin runs ArgMax's loops, told the flip of its keys by an
+    # argument: the same loops, compiled once for each type of input, give both answers.
+    use_tier(monkeypatch, "portable")
+    use_thresholds(monkeypatch, **SERIAL)
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
+    assert portable.portable_kernels(kernel_view(dtype, Extreme.MIN)[0], dtype.itemsize) is kernels
+    rng = np.random.default_rng(17)
+    for shape, loop in (((5, 6), kernels.rows[False]), ((2, 5, 64), kernels.middle[False])):
+        x = random_tensor(dtype, shape, rng, special=0.3)
+        for last in (0, 1):
+            np.testing.assert_array_equal(argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last))
+            np.testing.assert_array_equal(argmin(x, 1, 1, last), onnx_argmin(x, 1, 1, last))
+        arrays = [signature[:3] for signature in loop.signatures]  # the types but flip's
+        assert arrays and len(arrays) == len(set(arrays)), loop.signatures
 
 
 def test_lists_and_bool_flags():
