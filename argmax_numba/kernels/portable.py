@@ -250,17 +250,18 @@ def _greatest_key_function(fmt: int, itemsize: int):
     return njit(inline="always")(greatest)
 
 
-# Bound by ``PortableKernels`` for one element format and item size: the key of an element and
-# the greatest there is, ``fold_row`` and ``search_row`` compiled with them (``fold_row``
-# also with BLEND: whether it stores row numbers of 16 bits chosen by a mask), the type of
-# row numbers within a group (``_ROW_NUMBERS``) and the rows a group holds (as many as
-# those count), and ``fold_rows`` compiled with all these (under its own name),
-# ``take_run``; for ``search_row``, the elements of a block (BLOCK_BYTES) and
-# ``find_key`` compiled with the key and the type of places in a block (``_PLACES``); for
-# ``reduce_rows``, its short rows' limit (``ShortRows``); for ``read_floats`` and
-# ``add_leading_axis`` (and the two in one), the loop they call, and the integer type
-# float32 and float64 are viewed as; for ``reduce_fixed_rows``, the length of its rows;
-# for ``reduce_tiles``, the width of its blocks (0: any).
+# Bound by ``PortableKernels`` for one element format and item size: the key of an
+# element and the greatest there is, ``fold_row``, ``search_row`` and ``search_short_row``
+# compiled with them (``fold_row`` also with BLEND: whether it stores row numbers of 16
+# bits chosen by a mask), the type of row numbers within a group (``_ROW_NUMBERS``) and
+# the rows a group holds (as many as those count), and ``fold_rows`` compiled with all
+# these (under its own name), ``take_run``; for ``search_row``, the elements of a block
+# (BLOCK_BYTES) and ``find_key`` compiled with the key and the type of places in a block
+# (``_PLACES``); for ``reduce_rows``, its short rows' limit (``ShortRows``) and whether
+# the keys are integers (INTEGERS); for ``read_floats`` and ``add_leading_axis`` (and the
+# two in one), the loop they call, and the integer type float32 and float64 are viewed
+# as; for ``reduce_fixed_rows``, the length of its rows; for ``reduce_tiles``, the width
+# of its blocks (0: any).
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
 find = place = LENGTH = INNER = BLEND = INTEGERS = short_row = None
 
@@ -379,7 +380,8 @@ def reduce_rows(x, out, last, flip):
             for o in range(t * per, min(t * per + per, outer)):
                 # (ArgMax's rows of integers with a flip of 0 the compiler knows: the
                 # row's search is a chain of scalar compares, which one xor more made
-                # up to 1.5 times as long for 8-bit elements)
+                # up to 1.5 times as long for 8-bit elements; docs/performance.md, "The
+                # portable tier's ArgMax and ArgMin in one compiled loop")
                 if INTEGERS and flip == 0:
                     out[o] = short_row(x[o], last, 0)
                 else:
