@@ -165,7 +165,8 @@ def test_argmax_and_argmin_of_one_input_remember_their_own_calls(tier):
 @pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[2], INTS[0], INTS[7]], ids=str)
 def test_argmax_and_argmin_share_the_portable_loops(dtype, monkeypatch):
     # The portable tier's ArgMin runs ArgMax's loops, told the flip of its keys by an
-    # argument: the same loops, compiled once for each type of input, give both answers.
+    # argument: the same compiled function (the loop, or the one that views floats as
+    # integers for it), compiled or loaded once for each type of input, gives both answers.
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **SERIAL)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
@@ -176,8 +177,13 @@ def test_argmax_and_argmin_share_the_portable_loops(dtype, monkeypatch):
         for last in (0, 1):
             np.testing.assert_array_equal(argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last))
             np.testing.assert_array_equal(argmin(x, 1, 1, last), onnx_argmin(x, 1, 1, last))
-        arrays = [signature[:3] for signature in loop.signatures]  # the types but flip's
-        assert arrays and len(arrays) == len(set(arrays)), loop.signatures
+        outer, n, inner = shape[0], shape[1], int(np.prod(shape[2:]))
+        entry = kernels.choose(outer, n, inner, False, shape).kernel
+        assert entry is kernels._entry(loop)
+        for op in ("argmax", "argmin"):
+            assert api._PLANS[(x.shape, x.dtype, 1, 1, 1, op)].entry is entry
+        arrays = [signature[:3] for signature in entry.signatures]  # the types but flip's
+        assert arrays and len(arrays) == len(set(arrays)), entry.signatures
 
 
 def test_lists_and_bool_flags():
