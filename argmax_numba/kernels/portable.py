@@ -189,10 +189,12 @@ def _flipped_typed(v, flip):
     return lambda v, flip: cast(v ^ cast(flip))
 
 
+@functools.cache
 def flip_argument(kind: int, itemsize: int) -> int:
     """What the portable loops are passed as ``flip`` for key kind ``kind`` and elements
     of ``itemsize`` bytes: ``dtypes.flip_mask`` as a signed integer of their width (0 for
-    ArgMax; -1 or the sign bit for ArgMin), so that one compiled loop serves both."""
+    ArgMax; -1 or the sign bit for ArgMin), so that one compiled loop serves both. (Kept
+    once computed: calls that are not remembered look it up each time.)"""
     bits = 8 * itemsize
     mask = flip_mask(kind, bits)
     return mask - (1 << bits) if mask >> (bits - 1) else mask
