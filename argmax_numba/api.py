@@ -142,17 +142,16 @@ def _choose(
     threads = numba.get_num_threads() if parallel else 1
     chosen = plan(outer, n, inner, view.itemsize, threads)
     code = KERNELS[(kind, parallel)].for_python(chosen.kernel, n)
-    writeable = view.flags.writeable
-    extra = (*code.extra_args(chosen), code.address(view.dtype, writeable, last))
+    extra = (*code.extra_args(chosen), code.address(view.dtype, last))
     if code.shape.any_rank and view.shape[-1] == n and not parallel:
         # (A row kernel: every axis after the reduced one has one element. The driver
         # reduces the last axis, which is the reduced one or, where ``n`` is 1 too, an
         # axis whose every answer is 0 all the same. Serial calls only: the small ones,
         # which the views in Python would cost most, and one compiled driver more for
         # each pair of ranks.)
-        entry = code.entry(view.dtype, writeable, Ranks(view.ndim, out.ndim))
+        entry = code.entry(view.dtype, Ranks(view.ndim, out.ndim))
         return Call(entry, view.shape, out.shape, extra)
-    entry = code.entry(view.dtype, writeable)
+    entry = code.entry(view.dtype)
     threads = threads if parallel else 0
     if code.ndim == 2:
         return Call(entry, (outer, n), (outer,), extra, Tier.FAST, threads)

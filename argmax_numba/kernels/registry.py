@@ -17,6 +17,12 @@ Each task is compiled for one value of ``last`` (``select_last_index``), a const
 its code: a first call compiles the search for the first occurrence only, or for the
 last only. The drivers take ``last`` at run time and are given the task compiled for it
 (docs/performance.md, "Tasks compiled per value of select_last_index").
+
+Drivers and tasks take the input typed read-only, whatever its flag: they never write
+it, and numba types a writeable and a read-only array apart (in the same machine
+representation), so that an input that differed only in that flag compiled them again
+(docs/performance.md, "The fast kernels compiled once for writeable and read-only
+inputs").
 """
 
 from __future__ import annotations
@@ -141,8 +147,8 @@ class KernelCode(NamedTuple):
     shape: _Shape
     kind: int
     task: str  # the name of its tasks in ``tasks_of``
-    addresses: dict  # (dtype, writeable, last) -> the task's address, once compiled
-    entries: dict  # (dtype, writeable, ranks) -> the driver's ``entry``, once compiled
+    addresses: dict  # (dtype, last) -> the task's address, once compiled
+    entries: dict  # (dtype, ranks) -> the driver's ``entry``, once compiled
 
     @property
     def ndim(self) -> int:
@@ -161,9 +167,9 @@ class KernelCode(NamedTuple):
         """The driver's arguments between ``last`` and ``where``, taken from ``plan``."""
         return tuple(getattr(plan, name) for name in self.shape.plan_args)
 
-    def task_types(self, dtype: np.dtype, writeable: bool) -> tuple:
+    def task_types(self, dtype: np.dtype) -> tuple:
         """The types the driver calls its task with, for inputs of ``dtype``."""
-        x_type = types.Array(from_dtype(dtype), self.ndim, "C", readonly=not writeable)
+        x_type = types.Array(from_dtype(dtype), self.ndim, "C", readonly=True)
         if self.shape.parts:
             keys = types.Array(key_type(x_type, self.kind), 1, "C")
             arrays = (x_type, keys, types.Array(types.int64, 1, "C"))
@@ -171,39 +177,40 @@ class KernelCode(NamedTuple):
             arrays = (x_type, types.Array(types.int64, self.ndim - 1, "C"))
         return arrays + (types.int64,) * self.shape.ints
 
-    def driver_types(self, dtype: np.dtype, writeable: bool, ranks: Ranks | None = None) -> tuple:
-        """The types of the driver's arguments (as from Python), for inputs of ``dtype``,
-        and of ``ranks`` where the driver takes others (``_Shape.any_rank``)."""
+    def driver_types(self, dtype: np.dtype, ranks: Ranks | None = None) -> tuple:
+        """The types of the driver's arguments, for inputs of ``dtype`` (writeable or
+        not: the input's type is read-only), and of ``ranks`` where the driver takes
+        others (``_Shape.any_rank``)."""
         x_ndim, out_ndim = ranks or (self.ndim, self.ndim - 1)
-        x_type = types.Array(from_dtype(dtype), x_ndim, "C", readonly=not writeable)
+        x_type = types.Array(from_dtype(dtype), x_ndim, "C", readonly=True)
         out_type = types.Array(types.int64, out_ndim, "C")
         return (x_type, out_type) + (types.int64,) * (len(self.shape.plan_args) + 2)
 
-    def address(self, dtype: np.dtype, writeable: bool, last: int) -> int:
+    def address(self, dtype: np.dtype, last: int) -> int:
         """``where`` for inputs of ``dtype``: the address of the task compiled for them
         and ``last``."""
-        where = self.addresses.get((dtype, writeable, last))
+        where = self.addresses.get((dtype, last))
         if where is None:
-            where = task_address(self.task_of(last), self.task_types(dtype, writeable))
-            self.addresses[(dtype, writeable, last)] = where
+            where = task_address(self.task_of(last), self.task_types(dtype))
+            self.addresses[(dtype, last)] = where
         return where
 
-    def entry(self, dtype: np.dtype, writeable: bool, ranks: Ranks | None = None) -> Any:
+    def entry(self, dtype: np.dtype, ranks: Ranks | None = None) -> Any:
         """The driver compiled for inputs of ``dtype`` (and ``ranks``), as Python calls it
         without numba's dispatch on the arguments' types, which the caller must make
         ``driver_types``. (Dispatch types an array of a new kind in Python, and numba's
         typing of arrays imports ``numpy.ma``: a noticeable part of a first call;
         docs/performance.md, "The driver's entry point called without dispatch".)"""
-        found = self.entries.get((dtype, writeable, ranks))
+        found = self.entries.get((dtype, ranks))
         if found is None:
-            found = entry_point(self.driver, self.driver_types(dtype, writeable, ranks))
-            self.entries[(dtype, writeable, ranks)] = found
+            found = entry_point(self.driver, self.driver_types(dtype, ranks))
+            self.entries[(dtype, ranks)] = found
         return found
 
-    def driver_address(self, dtype: np.dtype, writeable: bool) -> int:
+    def driver_address(self, dtype: np.dtype) -> int:
         """The address of the driver compiled for inputs of ``dtype`` (compiled code
         calls it there, with ``driver_types``; only looked up while compiling)."""
-        return task_address(self.driver, self.driver_types(dtype, writeable))
+        return task_address(self.driver, self.driver_types(dtype))
 
 
 @dataclass(frozen=True)

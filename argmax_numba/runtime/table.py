@@ -6,7 +6,7 @@ linked into every user's function and optimised again there, a large part of its
 compile (docs/performance.md, "Tasks called through their address"). An address is
 only valid in the process that compiled the code, so users' code does not hold one. It
 reads it from a table under a fixed symbol name, at a slot that depends only on
-(kernel, key kind, dtype, writeable, role): the serial driver, the parallel one, or the
+(kernel, key kind, dtype, role): the serial driver, the parallel one, or the
 task for one value of ``last``.
 
 The table starts empty, and a slot is filled the first time a call needs it: the
@@ -55,9 +55,9 @@ __all__ = [
     "run_plan",
 ]
 
-TABLE_SYMBOL = "argmax_numba_task_table_v11"
+TABLE_SYMBOL = "argmax_numba_task_table_v12"
 # The function that fills a slot on its first use (``fill_slots``), same version.
-FILL_SYMBOL = "argmax_numba_fill_slots_v11"
+FILL_SYMBOL = "argmax_numba_fill_slots_v12"
 # The dtypes of the views the kernels read.
 _VIEWS = tuple(
     np.dtype(t)
@@ -71,7 +71,7 @@ _ROLES = PARALLEL + 1
 BOTH = 2
 # The key kinds, ArgMax's and ArgMin's, in slot order.
 _KINDS = tuple(KeyKind)
-_SLOTS = len(Kernel) * len(_KINDS) * len(_VIEWS) * 2 * _ROLES
+_SLOTS = len(Kernel) * len(_KINDS) * len(_VIEWS) * _ROLES
 # The distance between the slots of two kernels of the same key kind, dtype and role.
 _KERNEL_STRIDE = _SLOTS // len(Kernel)
 # The slot after the kernels' holds ``planned``'s function.
@@ -87,8 +87,7 @@ class SlotKey(NamedTuple):
 
     kernel: Kernel
     kind: KeyKind
-    dtype: np.dtype  # of the view the kernel reads
-    writeable: bool
+    dtype: np.dtype  # of the view the kernel reads (writeable or not)
     role: int  # TASK_FIRST, TASK_LAST, SERIAL or PARALLEL
 
 
@@ -101,19 +100,18 @@ def _by_call(codes: dict) -> dict[tuple[str, ...], list[Kernel]]:
     return groups
 
 
-def _slot(kernel: int, kind: int, dtype: np.dtype, writeable: bool, role: int) -> int:
+def _slot(kernel: int, kind: int, dtype: np.dtype, role: int) -> int:
     slot = int(kernel) * len(_KINDS) + _KINDS.index(kind)
     slot = slot * len(_VIEWS) + _VIEWS.index(dtype)
-    return (slot * 2 + writeable) * _ROLES + role
+    return slot * _ROLES + role
 
 
 def slot_key(slot: int) -> SlotKey:
     """What ``slot`` holds (the inverse of ``_slot``)."""
     rest, role = divmod(slot, _ROLES)
-    rest, writeable = divmod(rest, 2)
     rest, view = divmod(rest, len(_VIEWS))
     kernel, kind = divmod(rest, len(_KINDS))
-    return SlotKey(Kernel(kernel), _KINDS[kind], _VIEWS[view], bool(writeable), role)
+    return SlotKey(Kernel(kernel), _KINDS[kind], _VIEWS[view], role)
 
 
 def plan_fields(outer, n, inner, itemsize):
@@ -140,9 +138,9 @@ def _address(slot: int) -> int:
     key = slot_key(slot)
     if key.role in (SERIAL, PARALLEL):
         code = KERNELS[(key.kind, key.role == PARALLEL)][key.kernel]
-        return code.driver_address(key.dtype, key.writeable)
+        return code.driver_address(key.dtype)
     code = KERNELS[(key.kind, False)][key.kernel]  # serial and parallel share the tasks
-    return code.address(key.dtype, key.writeable, int(key.role == TASK_LAST))
+    return code.address(key.dtype, int(key.role == TASK_LAST))
 
 
 def fill_slots(driver_slot: int, task_slot: int) -> int:
@@ -279,12 +277,14 @@ def run_plan(typingctx, args, chosen, kind, lasts):
         raise errors.TypingError(f"run_plan(): the plan must be planned()'s, got {chosen}")
     lasts_value, kind_value = lasts.literal_value, kind.literal_value
     x = args[0]
-    dtype, writeable = as_dtype(x.dtype), x.mutable
+    dtype = as_dtype(x.dtype)
     kernels = [k for k, shape in SHAPES.items() if shape.ndim == x.ndim]
     codes = {k: KERNELS[(kind_value, False)][k] for k in kernels}
+    # (A writeable input passed as the read-only one the drivers take: the same data.)
+    given = (x.copy(readonly=True), *tuple(args)[1:])
     for k, code in codes.items():
-        expected = code.driver_types(dtype, writeable)[:3]
-        if tuple(args) != expected:
+        expected = code.driver_types(dtype)[:3]
+        if given != expected:
             raise errors.TypingError(f"run_plan(): {k.name} takes {expected}, got {tuple(args)}")
     roles = {0: (TASK_FIRST,), 1: (TASK_LAST,), BOTH: (TASK_FIRST, TASK_LAST)}[lasts_value]
 
@@ -301,7 +301,7 @@ def run_plan(typingctx, args, chosen, kind, lasts):
         # A kernel's slots lie _KERNEL_STRIDE apart from the next kernel's: one branch
         # for each way of calling a driver, its slots computed from the kernel's number.
         kernel = fields["kernel"]
-        base = {r: _slot(0, kind_value, dtype, writeable, r) for r in (SERIAL, PARALLEL, *roles)}
+        base = {r: _slot(0, kind_value, dtype, r) for r in (SERIAL, PARALLEL, *roles)}
         offset = builder.mul(kernel, i64(_KERNEL_STRIDE))
         for plan_args, group in _by_call(codes).items():
             members = [builder.icmp_signed("==", kernel, i64(int(k))) for k in group]
@@ -317,7 +317,7 @@ def run_plan(typingctx, args, chosen, kind, lasts):
                 task_slot = builder.add(offset, task_base)
                 table.fill(driver_slot, task_slot)
                 extra = [fields[name] for name in plan_args]
-                driver_types = codes[group[0]].driver_types(dtype, writeable)
+                driver_types = codes[group[0]].driver_types(dtype)
                 call_args = [*values, *extra, table.load(task_slot)]
                 native_call(context, builder, table.load(driver_slot), driver_types, call_args)
                 builder.branch(done)

@@ -379,7 +379,7 @@ def test_a_call_compiles_its_own_kernel_only():
             assert _task_table.PLAN_SLOT in filled
             role = _task_table.PARALLEL if parallel else _task_table.SERIAL
             task = _task_table.TASK_LAST if last else _task_table.TASK_FIRST
-            want = {_task_table.SlotKey(kernel, kind, dtype, True, r) for r in (role, task)}
+            want = {_task_table.SlotKey(kernel, kind, dtype, r) for r in (role, task)}
             got_keys = {_task_table.slot_key(i) for i in filled - {_task_table.PLAN_SLOT}}
             assert got_keys == want, kernel.name
 

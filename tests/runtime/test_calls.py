@@ -13,11 +13,12 @@ import textwrap
 import numba
 import numpy as np
 import pytest
-from conftest import FLOATS
+from conftest import FLOATS, PARALLEL, SERIAL, numpy_argmax, use_thresholds
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from argmax_numba import argmax
 from argmax_numba.dtypes import KeyKind, kernel_view
 from argmax_numba.kernels import registry
 from argmax_numba.kernels.registry import KERNELS
@@ -52,9 +53,8 @@ def _calls_by_address(fn, args) -> list[tuple]:
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[3], np.dtype(np.uint64)], ids=str)
-@pytest.mark.parametrize("writeable", [True, False], ids=["writeable", "readonly"])
 @pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
-def test_task_types_are_what_the_driver_passes(dtype, writeable, parallel):
+def test_task_types_are_what_the_driver_passes(dtype, parallel):
     kind, view_dtype = kernel_view(dtype)
     k = KERNELS[(kind, parallel)]
     cases = [
@@ -74,40 +74,69 @@ def test_task_types_are_what_the_driver_passes(dtype, writeable, parallel):
     ]
     assert {c[0].shape for c in cases} >= set(registry.SHAPES.values())
     for kernel, shape, extra in cases:
+        # The input as the drivers take it, writeable or not: typed read-only.
         x = np.zeros(shape, view_dtype)
-        x.flags.writeable = writeable
+        x.flags.writeable = False
         out = np.empty(shape[:1] + shape[2:], np.int64)
         args = (x, out, 0, *extra, 0)
         calls = _calls_by_address(kernel.driver, args)
-        assert calls == [kernel.task_types(view_dtype, writeable)], kernel.driver
-        # From Python the driver is compiled for these types; compiled callers use them.
+        assert calls == [kernel.task_types(view_dtype)], kernel.driver
         python_types = tuple(numba.typeof(a) for a in args)
-        assert python_types == kernel.driver_types(view_dtype, writeable), kernel.driver
+        assert python_types == kernel.driver_types(view_dtype), kernel.driver
 
 
-@pytest.mark.parametrize("writeable", [True, False], ids=["writeable", "readonly"])
 @pytest.mark.parametrize(("shape", "out_shape"), [((9,), ()), ((9,), (1,)), ((2, 3, 9), (2, 3))])
-def test_row_drivers_of_other_ranks_pass_their_tasks_rows(shape, out_shape, writeable):
+def test_row_drivers_of_other_ranks_pass_their_tasks_rows(shape, out_shape):
     # Python passes a small input and its result to the row drivers as they are; the
     # drivers pass their tasks the same types as ever, rows and a flat result.
     kind, view_dtype = kernel_view(FLOATS[1])
     ranks = registry.Ranks(len(shape), len(out_shape))
     x = np.zeros(shape, view_dtype)
-    x.flags.writeable = writeable
+    x.flags.writeable = False
     args = (x, np.empty(out_shape, np.int64), 0, 0)
     for kernel in (Kernel.ROWS, Kernel.GROUP_ROWS, Kernel.SHORT_ROWS):
         code = KERNELS[(kind, False)][kernel]
         assert code.shape.any_rank
-        assert _calls_by_address(code.driver, args) == [code.task_types(view_dtype, writeable)]
+        assert _calls_by_address(code.driver, args) == [code.task_types(view_dtype)]
         python_types = tuple(numba.typeof(a) for a in args)
-        assert python_types == code.driver_types(view_dtype, writeable, ranks)
+        assert python_types == code.driver_types(view_dtype, ranks)
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
+def test_writeable_and_read_only_inputs_share_the_compiled_kernels(parallel, monkeypatch):
+    # The drivers and tasks take the input typed read-only: a writeable input and a
+    # read-only one of the same dtype run the same compiled code, compiled once.
+    use_thresholds(monkeypatch, **(PARALLEL if parallel else SERIAL))
+    kind, view_dtype = kernel_view(np.dtype(np.int16))
+    rng = np.random.default_rng(5)
+    x = rng.integers(-50, 50, (40, 33)).astype(np.int16)
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    element = numba.from_dtype(view_dtype)
+    for axis, last in itertools.product((0, 1), (0, 1)):
+        np.testing.assert_array_equal(argmax(x, axis, 0, last), numpy_argmax(x, axis, 0, last))
+        np.testing.assert_array_equal(
+            argmax(frozen, axis, 0, last), numpy_argmax(frozen, axis, 0, last)
+        )
+    ran = [
+        code
+        for code in KERNELS[(kind, parallel)].all_codes()
+        if any(s[0].dtype == element for s in code.driver.signatures)
+    ]
+    assert ran  # (the calls above ran some kernel of this dtype)
+    for code in ran:
+        compiled = [s for s in code.driver.signatures if s[0].dtype == element]
+        assert all(not s[0].mutable for s in compiled), compiled
+        assert len(compiled) == len({s[0].ndim for s in compiled}), compiled
+        for last in (0, 1):
+            tasks = [s for s in code.task_of(last).signatures if s[0].dtype == element]
+            assert all(not s[0].mutable for s in tasks) and len(tasks) <= 1, tasks
 
 
 _SLOT_PARTS = (
     Kernel,
     KeyKind,
     table._VIEWS,
-    (False, True),
     (table.TASK_FIRST, table.TASK_LAST, table.SERIAL, table.PARALLEL),
 )
 
