@@ -322,7 +322,7 @@ def test_rows_passed_in_their_own_ranks(dtype, fast_tier):
                 e
                 for kernels in KERNELS.values()
                 for k in kernels.all_codes()
-                for (_, _, r), e in k.entries.items()
+                for (_, r), e in k.entries.items()
                 if r == ranks
             ]
             assert plan.entry in entries, (shape, keep)
