@@ -38,7 +38,9 @@ class Call(NamedTuple):
 
 
 class RememberedCall(NamedTuple):
-    """What a call on an aligned, writeable C-contiguous input runs (``_PLANS``)."""
+    """What a call on an aligned C-contiguous input runs (``_PLANS``), writeable or not
+    (the fast kernels take the input typed read-only; a portable loop is a numba
+    dispatcher, which compiles for the type it is given)."""
 
     entry: Any
     view_dtype: np.dtype | None  # the dtype the driver reads the input as; None: its own
@@ -301,9 +303,11 @@ def _arg_function(extreme: Extreme):
         plain_keep = keep_type is int or keep_type is bool
         if type(axis) is int and plain_keep and (last_type is int or last_type is bool):
             remembered = _PLANS.get((x.shape, x.dtype, axis, keepdims, select_last_index, name))
-            # C-contiguous, aligned and writeable, in one lookup (docs/performance.md,
-            # "Small calls: one flag lookup and no view").
-            if remembered is not None and x.flags.carray:
+            # C-contiguous and aligned: a writeable input in one lookup (docs/performance.md,
+            # "Small calls: one flag lookup and no view"), a read-only one in two more.
+            if remembered is not None and (
+                (flags := x.flags).carray or (flags.c_contiguous and flags.aligned)
+            ):
                 fn, view_dtype, in_shape, shape, out_shape, extra, threads = remembered
                 # A parallel driver only where it may still run, planned for as many
                 # threads as numba now gives this thread.
@@ -362,7 +366,7 @@ def _arg_function(extreme: Extreme):
             outer, inner = prod(shape[:ax]), prod(shape[ax + 1 :])
             call = _reduce(kind, view, out, outer, n, inner, last)
             plain_args = type(axis) is int and plain_keep
-            if plain_args and call is not None and flags.writeable:
+            if plain_args and call is not None:
                 key = (x.shape, x.dtype, axis, keep, last, name)
                 _remember(key, x, last, view, call, out_shape)
             return out

@@ -256,6 +256,25 @@ def test_repeated_calls(dtype, tier):
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis} {layout}")
 
 
+@pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[2], INTS[0]], ids=str)
+def test_read_only_inputs_repeat_the_remembered_call(dtype, tier, monkeypatch):
+    # A read-only input repeats the call remembered for its kind of input, as a writeable
+    # one does: each kind is planned once, whichever flag its first input had.
+    monkeypatch.setattr(api, "_PLANS", {})
+    planned = []
+    real = api._reduce
+    monkeypatch.setattr(api, "_reduce", lambda *a: planned.append(a) or real(*a))
+    rng = np.random.default_rng(6)
+    kinds = (((6, 7), 1), ((3, 4, 5), 1), ((9,), 0))
+    for (shape, axis), last in itertools.product(kinds, (0, 1)):
+        x = random_tensor(dtype, shape, rng, special=0.3)
+        frozen = with_layout(x, "readonly")
+        want = onnx_argmax(x, axis, 1, last)
+        for y in (frozen, x, frozen, x):
+            np.testing.assert_array_equal(argmax(y, axis, 1, last), want, err_msg=str(shape))
+    assert len(planned) == len(kinds) * 2
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[1], INTS[0]], ids=str)
 def test_repeated_calls_along_the_first_axis_of_a_matrix(dtype, tier):
     # A 2-D input along its first axis goes to a driver of 3-D inputs; repeated, it is
