@@ -124,13 +124,13 @@ def test_writeable_and_read_only_inputs_share_the_compiled_kernels(parallel, mon
         if any(s[0].dtype == element for s in code.driver.signatures)
     ]
     assert ran  # (the calls above ran some kernel of this dtype)
+    # (Every version of them for this dtype, whichever test compiled it, reads it so.)
     for code in ran:
         compiled = [s for s in code.driver.signatures if s[0].dtype == element]
         assert all(not s[0].mutable for s in compiled), compiled
-        assert len(compiled) == len({s[0].ndim for s in compiled}), compiled
         for last in (0, 1):
             tasks = [s for s in code.task_of(last).signatures if s[0].dtype == element]
-            assert all(not s[0].mutable for s in tasks) and len(tasks) <= 1, tasks
+            assert all(not s[0].mutable for s in tasks), tasks
 
 
 _SLOT_PARTS = (
