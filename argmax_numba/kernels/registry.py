@@ -198,9 +198,11 @@ class KernelCode(NamedTuple):
     def entry(self, dtype: np.dtype, ranks: Ranks | None = None) -> Any:
         """The driver compiled for inputs of ``dtype`` (and ``ranks``), as Python calls it
         without numba's dispatch on the arguments' types, which the caller must make
-        ``driver_types``. (Dispatch types an array of a new kind in Python, and numba's
-        typing of arrays imports ``numpy.ma``: a noticeable part of a first call;
-        docs/performance.md, "The driver's entry point called without dispatch".)"""
+        ``driver_types`` (but for the input's flag: a writeable input is read as the
+        read-only one it is typed as, the same data). (Dispatch types an array of a new
+        kind in Python, and numba's typing of arrays imports ``numpy.ma``: a noticeable
+        part of a first call; docs/performance.md, "The driver's entry point called
+        without dispatch".)"""
         found = self.entries.get((dtype, ranks))
         if found is None:
             found = entry_point(self.driver, self.driver_types(dtype, ranks))
