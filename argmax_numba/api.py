@@ -39,8 +39,7 @@ class Call(NamedTuple):
 
 class RememberedCall(NamedTuple):
     """What a call on an aligned C-contiguous input runs (``_PLANS``), writeable or not
-    (the fast kernels take the input typed read-only; a portable loop is a numba
-    dispatcher, which compiles for the type it is given)."""
+    (the fast kernels and the portable loops take the input typed read-only)."""
 
     entry: Any
     view_dtype: np.dtype | None  # the dtype the driver reads the input as; None: its own
@@ -171,7 +170,8 @@ def _choose_portable(
     chosen = kernels.choose(outer, n, inner, parallel, view.shape)
     threads = numba.get_num_threads() if parallel else 0
     flip = (flip_argument(kind, view.itemsize),)
-    return Call(chosen.kernel, chosen.in_shape, chosen.out_shape, flip, Tier.PORTABLE, threads)
+    entry = kernels.entry(chosen, view.dtype)
+    return Call(entry, chosen.in_shape, chosen.out_shape, flip, Tier.PORTABLE, threads)
 
 
 def _run(call: Call, view: np.ndarray, out: np.ndarray, last: int, parallel: bool) -> Call | None:
@@ -239,8 +239,8 @@ def _takes_own_dtype(x: np.ndarray, view: np.ndarray, call: Call, last: int) -> 
     (Drivers are called without numba's dispatch on types, which the checks before a
     remembered call is used make safe.) Found once for each driver and dtype, not once a
     plan (docs/performance.md, "Small calls: one flag lookup and no view"). A portable
-    loop is a numba dispatcher, which compiles for the types it is given: it takes only
-    the view."""
+    loop is a numba dispatcher with a version for each element type it was compiled
+    for: it takes only the view."""
     if view.dtype is x.dtype or call.tier is Tier.PORTABLE:
         return False
     key = (call.entry, x.dtype)

@@ -263,8 +263,9 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
     read_type = np.dtype(f"i{itemsize}").type if view_dtype.kind == "f" else view_dtype.type
     kernels = portable_kernels(kind, itemsize)
     flip = np.int64(flip_argument(kind, itemsize))  # (ArgMin's, or 0: the loops are shared)
-    rows_serial, rows_parallel = kernels.rows[False], kernels.rows[True]
-    middle_serial, middle_parallel = kernels.middle[False], kernels.middle[True]
+    element = np.dtype(read_type)
+    rows_serial, rows_parallel = (kernels.rows[p].compiled(element) for p in (False, True))
+    middle_serial, middle_parallel = (kernels.middle[p].compiled(element) for p in (False, True))
     result_shape = _result_shape(keep)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):

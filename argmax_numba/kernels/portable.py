@@ -71,8 +71,9 @@ import functools
 from types import FunctionType
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 from numba.extending import overload
 
 from ..dtypes import FLOAT_BITS, KeyKind, flip_mask, highest_key
@@ -95,6 +96,7 @@ __all__ = [
     "TILE_BYTES",
     "TILE_LANES",
     "TILE_ROWS",
+    "Loop",
     "PortableCall",
     "PortableKernels",
     "ShortRows",
@@ -635,21 +637,58 @@ def _bind(fn, name: str, bound: dict):
     return bound_fn
 
 
-def _compile(fn, name: str, bound: dict, parallel: bool):
-    """``fn`` with ``bound`` as extra globals, compiled lazily under ``name`` and kept in
-    numba's disk cache (``cache=True``). Under ``NUMBA_DISABLE_JIT`` numba returns it as
-    it is, a Python function in which ``prange`` is ``range``."""
-    return njit(parallel=parallel, nogil=True, cache=True)(_bind(fn, name, bound))
+def _signature(element: np.dtype, ndim: int) -> tuple:
+    """The argument types of a portable loop, or of a function bound to one, for a
+    C-contiguous input of ``element`` and ``ndim`` axes, typed read-only, and its int64
+    result of one axis fewer (at least one): ``(x, out, last, flip)``."""
+    return (
+        types.Array(numba.from_dtype(element), ndim, "C", readonly=True),
+        types.Array(types.int64, max(ndim - 1, 1), "C"),
+        types.int64,
+        types.int64,
+    )
+
+
+class Loop:
+    """A portable loop (or a small function bound to one), serial or on numba's threads,
+    compiled on first use for each type of element it is given.
+
+    Each element type gets a dispatcher made with its signature (numba's eager
+    compilation), whose input is typed read-only. A writeable input converts to that
+    type, so writeable and read-only inputs run one compiled version: a dispatcher that
+    compiles on demand would compile the loop again for an input that differs only in
+    that flag (docs/performance.md, "The portable loops compiled once for writeable and
+    read-only inputs"). Under ``NUMBA_DISABLE_JIT`` the loop is the Python function
+    itself, in which ``prange`` is ``range``."""
+
+    def __init__(self, fn, name: str, bound: dict, parallel: bool, ndim: int):
+        self.py_func = _bind(fn, name, bound)
+        self.parallel = parallel
+        self.ndim = ndim  # the input's axes
+        self._versions: dict[np.dtype, Any] = {}  # a dispatcher for each element type
+
+    def compiled(self, element: np.dtype):
+        """What runs the loop for inputs of ``element``: a dispatcher compiled for them,
+        or loaded from numba's disk cache, the first time."""
+        if numba.config.DISABLE_JIT:
+            return self.py_func
+        version = self._versions.get(element)
+        if version is None:
+            options = {"parallel": self.parallel, "nogil": True, "cache": True}
+            signature = _signature(element, self.ndim)
+            version = self._versions[element] = njit(signature, **options)(self.py_func)
+        return version
 
 
 class PortableCall(NamedTuple):
     """A portable loop chosen for an input (``PortableKernels.choose``) and the shapes
-    it takes the input and the result in. It is called as ``kernel(x, out, last,
-    flip)``, ``last`` an int (0 or 1) and ``flip`` one too (``flip_argument``): one
-    compiled version for every caller and both operators."""
+    it takes the input and the result in. ``PortableKernels.entry`` gives what a call
+    from Python runs, ``entry(x, out, last, flip)``, ``last`` an int (0 or 1) and
+    ``flip`` one too (``flip_argument``): one compiled version for every caller and
+    both operators."""
 
-    kernel: Any  # a numba dispatcher: the loop, or ``read_floats``,
-    # ``add_leading_axis`` or both in one bound to it
+    loop: Loop
+    leading: bool  # whether the loop takes the input with a leading axis of 1 it lacks
     in_shape: tuple[int, ...]
     out_shape: tuple[int, ...]
 
@@ -668,8 +707,8 @@ class PortableKernels:
         self.short_row = {False: limits.serial[itemsize], True: limits.threads[itemsize]}
         # float32 and float64 come from Python as they are (``read_floats``).
         self.reads_floats = fmt in (KeyKind.F32, KeyKind.F64)
-        # Small compiled functions bound to a loop (``_adapter``).
-        self._adapters: dict[tuple[Any, Any], Any] = {}
+        # Small functions bound to a compiled loop (``_adapter``).
+        self._adapters: dict[tuple[Any, Any], Loop] = {}
         numbers = _ROW_NUMBERS[itemsize]
         key_fn = _key_function(fmt, itemsize)
         greatest_fn = _greatest_key_function(fmt, itemsize)
@@ -709,50 +748,35 @@ class PortableKernels:
             "GROUP": int(np.iinfo(numbers).max),
         }
         bound["fold_rows"] = njit(nogil=True)(_bind(fold_rows, f"portable_fold_rows_{tag}", bound))
+        self._bound = bound
+        rows_bound = {"INTEGERS": not self.float_keys}
         self.rows = {
-            p: _compile(
-                reduce_rows,
-                f"portable_rows_{tag}_{'par' if p else 'ser'}",
-                {**bound, "SHORT": self.short_row[p], "INTEGERS": not self.float_keys},
-                p,
-            )
+            p: self._loop("rows", reduce_rows, {**rows_bound, "SHORT": self.short_row[p]}, p, 2)
             for p in (False, True)
         }
         self.row_pieces = {
-            p: _compile(
-                reduce_row_pieces, f"portable_pieces_{tag}_{'par' if p else 'ser'}", bound, p
-            )
-            for p in (False, True)
+            p: self._loop("pieces", reduce_row_pieces, {}, p, 2) for p in (False, True)
         }
-        self._bound = bound
         # Loops compiled for a length of rows or a width of blocks (``_compiled_for``).
-        self._fixed: dict[tuple[Any, int], Any] = {}
+        self._fixed: dict[tuple[Any, int], Loop] = {}
         # (on numba's threads only: serial calls keep ``reduce_rows``)
-        self.rows_across = _compile(reduce_rows_across, f"portable_across_{tag}_par", bound, True)
-        self.middle = {
-            p: _compile(reduce_middle, f"portable_middle_{tag}_{'par' if p else 'ser'}", bound, p)
-            for p in (False, True)
-        }
+        self.rows_across = self._loop("across", reduce_rows_across, {}, True, 2)
+        self.middle = {p: self._loop("middle", reduce_middle, {}, p, 3) for p in (False, True)}
         # (on numba's threads only: serial calls keep ``reduce_middle``)
-        self.middle_parts = _compile(reduce_middle_parts, f"portable_parts_{tag}_par", bound, True)
-        self.narrow = {
-            p: _compile(
-                reduce_narrow,
-                f"portable_narrow_{tag}_{'par' if p else 'ser'}",
-                {**bound, "fold": fold_wide_fn},
-                p,
-            )
-            for p in (False, True)
-        }
+        self.middle_parts = self._loop("parts", reduce_middle_parts, {}, True, 3)
+        narrow = {"fold": fold_wide_fn}
+        self.narrow = {p: self._loop("narrow", reduce_narrow, narrow, p, 3) for p in (False, True)}
         self.tiles = {
-            p: _compile(
-                reduce_tiles,
-                f"portable_tiles_{tag}_{'par' if p else 'ser'}",
-                {**bound, "INNER": 0},
-                p,
-            )
-            for p in (False, True)
+            p: self._loop("tiles", reduce_tiles, {"INNER": 0}, p, 3) for p in (False, True)
         }
+        # What calls from Python run for a chosen loop and element type (``entry``).
+        self._entries: dict[tuple[Loop, bool, np.dtype], Any] = {}
+
+    def _loop(self, kind: str, fn, extra: dict, parallel: bool, ndim: int) -> Loop:
+        """``fn`` bound to this format's functions and ``extra``, as a ``Loop`` named for
+        ``kind``, the format and ``parallel``, taking inputs of ``ndim`` axes."""
+        name = f"portable_{kind}_{self._tag}_{'par' if parallel else 'ser'}"
+        return Loop(fn, name, {**self._bound, **extra}, parallel, ndim)
 
     def choose(
         self, outer: int, n: int, inner: int, parallel: bool, shape: tuple[int, ...] = ()
@@ -779,7 +803,7 @@ class PortableKernels:
                 # (serial calls of 1-D inputs only: on small inputs the view in Python is
                 # a share of the call worth saving, but each function bound to a loop makes
                 # LLVM optimise the loop again when first compiled)
-                return PortableCall(self._entry(loop, leading=True), shape, (outer,))
+                return PortableCall(loop, True, shape, (outer,))
             in_shape, out_shape = (outer, n), (outer,)
         else:
             if tiled(n, inner, self.itemsize):
@@ -794,48 +818,57 @@ class PortableKernels:
             else:
                 loop = self.middle[parallel]
             in_shape, out_shape = (outer, n, inner), (outer, inner)
-        return PortableCall(self._entry(loop), in_shape, out_shape)
+        return PortableCall(loop, False, in_shape, out_shape)
 
-    def fixed_rows(self, n: int):
+    def fixed_rows(self, n: int) -> Loop:
         """``reduce_fixed_rows`` compiled for rows of ``n`` elements."""
-        return self._compiled_for(reduce_fixed_rows, "LENGTH", n)
+        return self._compiled_for(reduce_fixed_rows, "LENGTH", n, 2)
 
-    def fixed_tiles(self, inner: int):
+    def fixed_tiles(self, inner: int) -> Loop:
         """``reduce_tiles`` compiled for blocks of ``inner`` columns."""
-        return self._compiled_for(reduce_tiles, "INNER", inner)
+        return self._compiled_for(reduce_tiles, "INNER", inner, 3)
 
-    def _compiled_for(self, fn, constant: str, value: int):
-        """``fn`` compiled with its global ``constant`` set to ``value``, on numba's threads:
-        made on first use, one for each pair, and kept in numba's disk cache."""
+    def _compiled_for(self, fn, constant: str, value: int, ndim: int) -> Loop:
+        """``fn`` with its global ``constant`` set to ``value``, on numba's threads,
+        taking inputs of ``ndim`` axes: made on first use, one for each pair."""
         loop = self._fixed.get((fn, value))
         if loop is None:
-            name = f"portable_{fn.__name__}_{self._tag}_{constant.lower()}{value}_par"
-            bound = {**self._bound, constant: value}
-            loop = self._fixed[fn, value] = _compile(fn, name, bound, True)
+            kind = f"{fn.__name__}_{constant.lower()}{value}"
+            loop = self._fixed[fn, value] = self._loop(kind, fn, {constant: value}, True, ndim)
         return loop
 
-    def _entry(self, loop, leading: bool = False):
-        """What a call from Python calls to run ``loop``: the loop itself, or a small
-        compiled function bound to it that views float32 and float64 as integers
-        (``read_floats``), adds the leading axis of 1 that the input lacks
-        (``add_leading_axis``), or both (``read_floats_add_leading_axis``)."""
-        if self.reads_floats:
-            fn = read_floats_add_leading_axis if leading else read_floats
-        elif leading:
-            fn = add_leading_axis
-        else:
-            return loop
-        return self._adapter(fn, loop)
+    def entry(self, call: PortableCall, element: np.dtype):
+        """What a call from Python runs for ``call`` on an input of ``element`` (float16
+        and bfloat16 as int16): the loop itself, or a small compiled function bound to it
+        that views float32 and float64 as integers (``read_floats``), adds the leading
+        axis of 1 that the input lacks (``add_leading_axis``), or both
+        (``read_floats_add_leading_axis``); compiled for ``element`` the first time."""
+        key = (call.loop, call.leading, element)
+        entry = self._entries.get(key)
+        if entry is None:
+            if self.reads_floats:
+                fn = read_floats_add_leading_axis if call.leading else read_floats
+                ints = np.dtype(f"i{self.itemsize}")
+            else:
+                fn = add_leading_axis if call.leading else None
+                ints = element
+            entry = call.loop.compiled(ints)
+            if fn is not None:
+                entry = self._adapter(fn, call.loop, entry).compiled(element)
+            self._entries[key] = entry
+        return entry
 
-    def _adapter(self, fn, loop):
-        """``fn`` (``read_floats``, ``add_leading_axis`` or both) bound to ``loop``: made
-        once for each pair, and kept in numba's disk cache."""
-        adapter = self._adapters.get((fn, loop))
+    def _adapter(self, fn, loop: Loop, compiled) -> Loop:
+        """``fn`` (``read_floats``, ``add_leading_axis`` or both) bound to ``compiled``,
+        what runs ``loop`` for one element type: made once for each pair."""
+        adapter = self._adapters.get((fn, compiled))
         if adapter is None:
-            name = f"portable_{fn.__name__}_{loop.__name__}"
+            name = f"portable_{fn.__name__}_{loop.py_func.__name__}"
             bits = np.dtype(f"i{self.itemsize}").type
-            bound = _bind(fn, name, {"loop": loop, "bits": bits})
-            adapter = self._adapters[fn, loop] = njit(nogil=True, cache=True)(bound)
+            bound = {"loop": compiled, "bits": bits}
+            leading = fn in (add_leading_axis, read_floats_add_leading_axis)
+            adapter = Loop(fn, name, bound, False, loop.ndim - leading)
+            self._adapters[fn, compiled] = adapter
         return adapter
 
 

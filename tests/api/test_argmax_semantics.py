@@ -178,12 +178,38 @@ def test_argmax_and_argmin_share_the_portable_loops(dtype, monkeypatch):
             np.testing.assert_array_equal(argmax(x, 1, 1, last), onnx_argmax(x, 1, 1, last))
             np.testing.assert_array_equal(argmin(x, 1, 1, last), onnx_argmin(x, 1, 1, last))
         outer, n, inner = shape[0], shape[1], int(np.prod(shape[2:]))
-        entry = kernels.choose(outer, n, inner, False, shape).kernel
-        assert entry is kernels._entry(loop)
+        chosen = kernels.choose(outer, n, inner, False, shape)
+        assert chosen.loop is loop
+        entry = kernels.entry(chosen, kernel_view(dtype)[1])
         for op in ("argmax", "argmin"):
             assert api._PLANS[(x.shape, x.dtype, 1, 1, 1, op)].entry is entry
         arrays = [signature[:3] for signature in entry.signatures]  # the types but flip's
         assert arrays and len(arrays) == len(set(arrays)), entry.signatures
+
+
+@pytest.mark.parametrize("dtype", [FLOATS[1], FLOATS[2], INTS[0], INTS[4]], ids=str)
+def test_writeable_and_read_only_inputs_share_the_portable_loops(dtype, kernel_path, monkeypatch):
+    # The portable loops take the input typed read-only: a read-only input planned after
+    # a writeable one of the same kind runs the same compiled function, which has one
+    # version, for a read-only input (a writeable one converts to it), on one thread and
+    # on numba's threads, for rows, the middle axis and a 1-D input.
+    use_tier(monkeypatch, "portable")
+    cases = (((6, 40), 1), ((3, 7, 64), 1), ((50,), 0))
+    ran = []
+    for flag in ("writeable", "readonly"):
+        monkeypatch.setattr(api, "_PLANS", {})  # each input planned, none repeated
+        for (shape, axis), last in itertools.product(cases, (0, 1)):
+            x = random_tensor(dtype, shape, np.random.default_rng(18 + last), special=0.3)
+            y = x if flag == "writeable" else with_layout(x, "readonly")
+            assert y.flags.writeable == (flag == "writeable")
+            np.testing.assert_array_equal(argmax(y, axis, 1, last), onnx_argmax(x, axis, 1, last))
+            np.testing.assert_array_equal(argmin(y, axis, 1, last), onnx_argmin(x, axis, 1, last))
+        ran.append({key: plan.entry for key, plan in api._PLANS.items()})
+    assert len(ran[0]) == len(cases) * 2 * 2, ran[0]
+    assert ran[0].keys() == ran[1].keys()
+    for key, entry in ran[0].items():
+        assert ran[1][key] is entry, key
+        assert len(entry.signatures) == 1 and not entry.signatures[0][0].mutable, key
 
 
 def test_lists_and_bool_flags():
@@ -408,14 +434,14 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(12)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
-    across = kernels._entry(kernels.rows_across)
+    across = kernels.rows_across
     tasks = portable.ACROSS_ROWS
     longest = portable.FLOAT_ROWS.threads[dtype.itemsize]
     fixed = portable.FIXED_ROWS
     a, b = (2, min(10, longest - 1)) if dtype.itemsize > 2 else (fixed + 1, fixed + 2)
     for outer, n in ((1, 1), (tasks - 1, a), (2 * tasks + 5, b), (tasks + 1, longest)):
-        assert kernels.choose(outer, n, 1, True).kernel is across
-        assert kernels.choose(outer, n, 1, False).kernel is not across
+        assert kernels.choose(outer, n, 1, True).loop is across
+        assert kernels.choose(outer, n, 1, False).loop is not across
         x = random_tensor(dtype, (outer, n), rng, special=0.3)
         x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
         for keep, last in itertools.product((0, 1), (0, 1)):
@@ -423,7 +449,7 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
             got = argmax(x, 1, keep, last)
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
     wider = longest + 1  # searched a chunk at a time
-    assert kernels.choose(tasks, wider, 1, True).kernel is not across
+    assert kernels.choose(tasks, wider, 1, True).loop is not across
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[2], FLOATS[3], INTS[0], INTS[5]], ids=str)
@@ -443,9 +469,9 @@ def test_short_rows_of_narrow_elements_compiled_for_their_length(dtype, monkeypa
         fixed = kernels.fixed_rows(n)
         per = portable.TASK_ELEMENTS // n  # rows of a task
         outer = 2 * per + 5
-        assert kernels.choose(outer, n, 1, True).kernel is fixed
-        assert kernels.choose(outer, n, 1, False).kernel is not fixed
-        assert kernels.choose(per, n, 1, True).kernel is not fixed
+        assert kernels.choose(outer, n, 1, True).loop is fixed
+        assert kernels.choose(outer, n, 1, False).loop is not fixed
+        assert kernels.choose(per, n, 1, True).loop is not fixed
         x = random_tensor(dtype, (outer, n), rng, special=0.3)
         x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
         for keep, last in itertools.product((0, 1), (0, 1)):
@@ -454,9 +480,9 @@ def test_short_rows_of_narrow_elements_compiled_for_their_length(dtype, monkeypa
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
     many = 2 * portable.TASK_ELEMENTS  # rows
     for n in (1, longest + 1):
-        assert kernels.choose(many, n, 1, True).kernel not in kernels._fixed.values()
+        assert kernels.choose(many, n, 1, True).loop not in kernels._fixed.values()
     wider = portable.portable_kernels(kernel_view(np.dtype(np.int32))[0], 4)
-    assert wider.choose(many, 4, 1, True).kernel is wider.rows[True]
+    assert wider.choose(many, 4, 1, True).loop is wider.rows[True]
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
@@ -473,7 +499,7 @@ def test_narrow_blocks_of_few_rows_copied_into_tiles(dtype, kernel_path, monkeyp
     for n, inner in ((16, 3), (1, 5), (most_rows, widest), (2, portable.NARROW_WIDTH - 1)):
         blocks = max(1, portable.TILE_LANES // inner)  # a tile's
         for outer in (1, blocks - 1, 2 * blocks + 5):
-            assert kernels.choose(outer, n, inner, False).kernel is kernels.tiles[False]
+            assert kernels.choose(outer, n, inner, False).loop is kernels.tiles[False]
             x = random_tensor(dtype, (outer, n, inner), rng, special=0.2)
             for keep, last in itertools.product((0, 1), (0, 1)):
                 want = onnx_argmax(x, 1, keep, last)
@@ -497,13 +523,13 @@ def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatc
     most_rows = min(portable.TILE_ROWS[size], portable.TILE_BYTES // (widest * size))
     for n, inner in ((16, 2), (3, 3), (most_rows, widest)):
         assert portable.tiled(n, inner, size)
-        fixed = kernels._entry(kernels.fixed_tiles(inner))
+        fixed = kernels.fixed_tiles(inner)
         blocks = portable.TILE_LANES // inner  # a tile's
         per = max(1, portable.TASK_ELEMENTS // (blocks * inner * n))  # tiles of a task
         outer = (2 * per + 1) * blocks - 1
-        assert kernels.choose(outer, n, inner, True).kernel is fixed
-        assert kernels.choose(outer, n, inner, False).kernel is not fixed
-        assert kernels.choose(1, n, inner, True).kernel is not fixed
+        assert kernels.choose(outer, n, inner, True).loop is fixed
+        assert kernels.choose(outer, n, inner, False).loop is not fixed
+        assert kernels.choose(1, n, inner, True).loop is not fixed
         x = random_tensor(dtype, (outer, n, inner), rng, special=0.3)
         x[::5] = x[::5, :1]  # blocks of one value down each column: every row tied
         for keep, last in itertools.product((0, 1), (0, 1)):
@@ -513,7 +539,7 @@ def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatc
     wider = widest + 1
     assert portable.tiled(2, wider, size)
     many = portable.TASK_ELEMENTS  # blocks
-    assert kernels.choose(many, 2, wider, True).kernel is kernels._entry(kernels.tiles[True])
+    assert kernels.choose(many, 2, wider, True).loop is kernels.tiles[True]
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], INTS[0]], ids=str)
@@ -535,8 +561,8 @@ def test_few_blocks_cut_into_parts_of_rows(dtype, monkeypatch, searched_by):
         (pieces - 1, 2 * rows + 1, 70),
     )
     for outer, n, inner in shapes:
-        assert kernels.choose(outer, n, inner, True).kernel is kernels.middle_parts
-        assert kernels.choose(outer, n, inner, False).kernel is kernels.middle[False]
+        assert kernels.choose(outer, n, inner, True).loop is kernels.middle_parts
+        assert kernels.choose(outer, n, inner, False).loop is kernels.middle[False]
         base = random_tensor(dtype, (outer, n, inner), rng, special=0) + dtype.type(2)  # 2-7
         for top in (9, np.nan) if dtype in FLOATS else (9,):
             x = base.copy()
@@ -564,7 +590,7 @@ def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypa
     n, inner = 2 * group + 3, portable.NARROW_WIDTH
     kernels = portable.portable_kernels(0, dtype.itemsize)
     parallel = kernel_path == "parallel"
-    assert kernels.choose(1, n, inner, parallel).kernel is kernels.middle[parallel]
+    assert kernels.choose(1, n, inner, parallel).loop is kernels.middle[parallel]
     rng = np.random.default_rng(10)
     base = random_tensor(dtype, (n, inner), rng, special=0) + dtype.type(2)  # 2 to 7
     tops = (9, np.nan) if dtype in FLOATS else (9,)

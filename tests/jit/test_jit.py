@@ -476,6 +476,19 @@ for dtype, shape in itertools.product(
                 np.testing.assert_array_equal(first(layout, axis), want(layout, axis, 0))
 x = rng.standard_normal((50, 30))
 np.testing.assert_array_equal(in_prange(x)[1], want(x, 0, 1))
+# A read-only input: the user's function compiles again for its type, but the loops it
+# calls are those compiled for writeable ones, each with one version, of a read-only input.
+x = (rng.standard_normal((6, 7, 8)) * 3).astype(np.int8)
+x.flags.writeable = False
+for axis in range(3):
+    np.testing.assert_array_equal(first(x, axis), want(x, axis, 0))
+from argmax_numba.dtypes import kernel_view
+from argmax_numba.kernels.portable import portable_kernels
+
+kernels = portable_kernels(kernel_view(x.dtype)[0], 1)
+for loop in (*kernels.rows.values(), *kernels.middle.values()):
+    signatures = loop.compiled(x.dtype).signatures
+    assert len(signatures) == 1 and not signatures[0][0].mutable, signatures
 print("ok")
 """
 
@@ -487,7 +500,7 @@ def test_portable_tier_from_compiled_code():
     # portable tier's run of this module covers the others), the layouts that make the
     # compiled caller copy (Fortran order, a reversed axis), every axis and
     # ``select_last_index`` (constant or not), and from inside a prange loop; argmin on
-    # C-ordered matrices.
+    # C-ordered matrices; a read-only input, which runs the loops compiled before.
     env = {**os.environ, "ARGMAX_NUMBA_TIER": "portable", "PYTHONPATH": ROOT}
     proc = subprocess.run(
         [sys.executable, "-c", PORTABLE_CALLERS],
