@@ -12,7 +12,10 @@ table (``runtime.table``), not linked into the user's function, and a kernel is 
 when a call first runs it, which keeps the function's first compile short
 (docs/performance.md, "Compiled callers' first compile"); users' code holds no address of
 the running process, so their functions can be cached on disk. On the portable tier the
-user's function calls the portable kernels (``kernels.portable``).
+user's function calls the portable kernels (``kernels.portable``): the loops for rows
+and for the middle axis, or, along an axis known at compile time to be the last (a 1-D
+input's, or a constant -1 or ndim - 1), the loops for rows alone, which keeps its first
+compile shorter.
 """
 
 from __future__ import annotations
@@ -114,6 +117,18 @@ def _literal_flag(value, name: str, op: str, *, required: bool) -> int | None:
     )
 
 
+def _constant(value) -> int | None:
+    """The value of an integer argument known at compile time (a literal, or a default
+    left out), else None."""
+    if isinstance(value, types.Omitted):
+        return int(value.value)
+    if isinstance(value, int):  # Python default
+        return int(value)
+    if isinstance(value, types.IntegerLiteral):
+        return int(value.literal_value)
+    return None
+
+
 def _numpy_dtype(dtype: types.Type, op: str) -> np.dtype:
     """The numpy dtype of a numba scalar type; TypeError for one that has none."""
     if not isinstance(dtype, (types.Integer, types.Float)):
@@ -159,7 +174,10 @@ def _typed(extreme: Extreme):
                 )
             except Exception as exc:  # the checks above passed: the fast tier itself failed
                 tiers.fall_back(exc)
-        return _portable_impl(ndim, keep, int(kind), view_dtype, extents)
+        # The last axis, whatever the input's extents: that of a 1-D input, or a constant
+        # -1 or ndim - 1.
+        last_axis = ndim == 1 or _constant(axis) in (-1, ndim - 1)
+        return _portable_impl(ndim, keep, int(kind), view_dtype, extents, last_axis)
 
     return typing
 
@@ -256,8 +274,10 @@ def _result_shape(keep: int):
     return result_shape
 
 
-def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extents):
-    """The implementation on the portable tier: the portable kernels, called by name."""
+def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extents, last_axis: bool):
+    """The implementation on the portable tier: the portable kernels, called by name.
+    ``last_axis``: whether the reduced axis is known to be the last, for which the
+    rows loops alone are linked in."""
     # Floats are read as signed integers of their width (``kernels.portable``).
     itemsize = view_dtype.itemsize
     read_type = np.dtype(f"i{itemsize}").type if view_dtype.kind == "f" else view_dtype.type
@@ -265,7 +285,11 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
     flip = np.int64(flip_argument(kind, itemsize))  # (ArgMin's, or 0: the loops are shared)
     element = np.dtype(read_type)
     rows_serial, rows_parallel = (kernels.rows[p].compiled(element) for p in (False, True))
-    middle_serial, middle_parallel = (kernels.middle[p].compiled(element) for p in (False, True))
+    middle_serial = middle_parallel = None  # (never typed where ``last_axis``: pruned)
+    if not last_axis:
+        middle_serial, middle_parallel = (
+            kernels.middle[p].compiled(element) for p in (False, True)
+        )
     result_shape = _result_shape(keep)
 
     def impl(data, axis=0, keepdims=1, select_last_index=0):
@@ -280,8 +304,9 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
             # Two of the loops ``PortableKernels.choose`` chooses from: each loop that
             # a user's function calls is compiled with it, so its first compile takes
             # longer for every loop linked in (docs/performance.md, "The portable
-            # tier's loops from compiled code").
-            if inner == 1:
+            # tier's loops from compiled code"); along an axis known to be the last,
+            # numba leaves out the branch of the middle axis before typing it.
+            if last_axis or inner == 1:
                 x2 = view.reshape((outer, n))
                 if parallel:
                     rows_parallel(x2, out, last, flip)

@@ -431,6 +431,11 @@ def varying_min(x, axis, last):
     return argmin(x, axis, 1, last)
 
 
+@njit
+def along_last(x):
+    return argmax(x, -1, 0, 1), argmin(x, -1, 1)
+
+
 @njit(parallel=True)
 def in_prange(x):
     out = np.empty((4, x.shape[1]), np.int64)
@@ -476,6 +481,16 @@ for dtype, shape in itertools.product(
                 np.testing.assert_array_equal(first(layout, axis), want(layout, axis, 0))
 x = rng.standard_normal((50, 30))
 np.testing.assert_array_equal(in_prange(x)[1], want(x, 0, 1))
+# Along an axis known to be the last (a constant -1 or ndim - 1, or a 1-D input's), the
+# rows loops only are linked into the user's function; along any axis, both kinds.
+x = (rng.standard_normal((300, 5)) * 3).astype(np.float32)
+x.flat[::7] = np.nan
+top, bottom = along_last(x)
+np.testing.assert_array_equal(top, want(x, 1, 1))
+np.testing.assert_array_equal(bottom.squeeze(1), want(x, 1, 0, np.argmin))
+for function, middle in ((along_last, False), (first, True)):
+    for code in function.inspect_llvm().values():
+        assert "portable_rows" in code and ("portable_middle" in code) == middle, function
 # A read-only input: the user's function compiles again for its type, but the loops it
 # calls are those compiled for writeable ones, each with one version, of a read-only input.
 x = (rng.standard_normal((6, 7, 8)) * 3).astype(np.int8)
