@@ -707,8 +707,6 @@ class PortableKernels:
         self.short_row = {False: limits.serial[itemsize], True: limits.threads[itemsize]}
         # float32 and float64 come from Python as they are (``read_floats``).
         self.reads_floats = fmt in (KeyKind.F32, KeyKind.F64)
-        # Small functions bound to a compiled loop (``_adapter``).
-        self._adapters: dict[tuple[Any, Any], Loop] = {}
         numbers = _ROW_NUMBERS[itemsize]
         key_fn = _key_function(fmt, itemsize)
         greatest_fn = _greatest_key_function(fmt, itemsize)
@@ -854,22 +852,17 @@ class PortableKernels:
                 ints = element
             entry = call.loop.compiled(ints)
             if fn is not None:
-                entry = self._adapter(fn, call.loop, entry).compiled(element)
+                entry = self._adapter(fn, call, entry).compiled(element)
             self._entries[key] = entry
         return entry
 
-    def _adapter(self, fn, loop: Loop, compiled) -> Loop:
+    def _adapter(self, fn, call: PortableCall, compiled) -> Loop:
         """``fn`` (``read_floats``, ``add_leading_axis`` or both) bound to ``compiled``,
-        what runs ``loop`` for one element type: made once for each pair."""
-        adapter = self._adapters.get((fn, compiled))
-        if adapter is None:
-            name = f"portable_{fn.__name__}_{loop.py_func.__name__}"
-            bits = np.dtype(f"i{self.itemsize}").type
-            bound = {"loop": compiled, "bits": bits}
-            leading = fn in (add_leading_axis, read_floats_add_leading_axis)
-            adapter = Loop(fn, name, bound, False, loop.ndim - leading)
-            self._adapters[fn, compiled] = adapter
-        return adapter
+        what runs ``call.loop`` for one element type. (Made once for each: ``entry``
+        keeps what it compiles.)"""
+        name = f"portable_{fn.__name__}_{call.loop.py_func.__name__}"
+        bound = {"loop": compiled, "bits": np.dtype(f"i{self.itemsize}").type}
+        return Loop(fn, name, bound, False, call.loop.ndim - call.leading)
 
 
 @functools.cache
