@@ -35,6 +35,7 @@ class Call(NamedTuple):
     # task's address last, on the portable one the ``flip`` of ArgMin or ArgMax
     tier: Tier = Tier.FAST  # the tier the driver belongs to
     threads: int = 0  # a parallel driver's: the threads it was planned for; 0: serial
+    reads: np.dtype | None = None  # the dtype the driver takes the view as; None: its own
 
 
 class RememberedCall(NamedTuple):
@@ -163,15 +164,23 @@ def _choose_portable(
     kind: int, view: np.ndarray, outer: int, n: int, inner: int, parallel: bool
 ) -> Call:
     """``_choose`` on the portable tier: the loop that ``PortableKernels.choose`` chooses,
-    taking a 1-D input on one thread as it is, and passing it the ``flip`` of ``kind``,
-    which tells ArgMin from ArgMax. (A parallel loop's plan does not depend on the thread
+    taking a 1-D input on one thread as it is, and passing it the ``flip`` of ``kind``
+    and of the view's sign, which tells ArgMin from ArgMax and an unsigned integer from a
+    signed one. (A parallel loop's plan does not depend on the thread
     count, but is remembered with it all the same.)"""
     kernels = portable_kernels(kind, view.itemsize)
     chosen = kernels.choose(outer, n, inner, parallel, view.shape)
     threads = numba.get_num_threads() if parallel else 0
-    flip = (flip_argument(kind, view.itemsize),)
-    entry = kernels.entry(chosen, view.dtype)
-    return Call(entry, chosen.in_shape, chosen.out_shape, flip, Tier.PORTABLE, threads)
+    flip = (flip_argument(kind, view.itemsize, view.dtype.kind == "u"),)
+    reads = None
+    if parallel and view.dtype.kind != "i":
+        # The loops on numba's threads take floats and unsigned integers viewed as signed
+        # integers here, not through ``read_signed``: a view costs a parallel call little,
+        # and each compiled function bound to a parallel loop has LLVM optimise it again
+        # (docs/performance.md, "The portable tier's unsigned integers read as signed").
+        reads = np.dtype(f"i{view.itemsize}")
+    entry = kernels.entry(chosen, reads or view.dtype)
+    return Call(entry, chosen.in_shape, chosen.out_shape, flip, Tier.PORTABLE, threads, reads)
 
 
 def _run(call: Call, view: np.ndarray, out: np.ndarray, last: int, parallel: bool) -> Call | None:
@@ -179,6 +188,8 @@ def _run(call: Call, view: np.ndarray, out: np.ndarray, last: int, parallel: boo
     reshaped as the driver or loop takes it, on numba's threads where ``parallel``.
     Returns ``call`` (a plan to remember), or None where the threading layer needs a lock
     around it."""
+    if call.reads is not None:
+        view = view.view(call.reads)
     args = (view.reshape(call.in_shape), out.reshape(call.out_shape), last, *call.extra)
     return call if _call_unlocked(call.entry, args, parallel) else None
 
@@ -274,9 +285,10 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
         in_shape = None
     else:
         in_shape = LEADING if call.in_shape == (1, *x.shape) else call.in_shape
+    reads = call.reads or view.dtype
     _PLANS[key] = RememberedCall(
         call.entry,
-        None if view.dtype is x.dtype or own else view.dtype,
+        None if reads is x.dtype or own else reads,
         in_shape,
         result_shape,
         out_shape,

@@ -278,12 +278,13 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
     """The implementation on the portable tier: the portable kernels, called by name.
     ``last_axis``: whether the reduced axis is known to be the last, for which the
     rows loops alone are linked in."""
-    # Floats are read as signed integers of their width (``kernels.portable``).
+    # Floats and unsigned integers are read as signed integers of their width, with the
+    # flip of their operator and sign (``kernels.portable``: the loops are shared).
     itemsize = view_dtype.itemsize
-    read_type = np.dtype(f"i{itemsize}").type if view_dtype.kind == "f" else view_dtype.type
+    element = np.dtype(f"i{itemsize}")
+    read_type = element.type
     kernels = portable_kernels(kind, itemsize)
-    flip = np.int64(flip_argument(kind, itemsize))  # (ArgMin's, or 0: the loops are shared)
-    element = np.dtype(read_type)
+    flip = np.int64(flip_argument(kind, itemsize, view_dtype.kind == "u"))
     rows_serial, rows_parallel = (kernels.rows[p].compiled(element) for p in (False, True))
     middle_serial = middle_parallel = None  # (never typed where ``last_axis``: pruned)
     if not last_axis:

@@ -53,16 +53,21 @@ compiled with them (``jit.py``). A serial call from Python passes a 1-D input as
 is: the loop's leading axis of 1 is added in compiled code (``add_leading_axis``).
 
 Elements are compared through integer keys, exactly as the fast kernels compare them:
-integers are their own keys; a float's key is computed from its bits (the loops take
-floats as the signed integers of their width: calls from Python pass float32 and float64
-through a small compiled function that makes that view, ``read_floats``), ordered as the
-floats are, with every NaN above +inf and ``-0.0 == +0.0``. Keys are computed at the
-elements' own width, so that the vectorised loops take as many elements at once as the
-data allows. ArgMin's keys are ArgMax's of the element's bits flipped (``dtypes.KeyKind``),
-and the flip is the loops' last argument, ``flip`` (``flip_argument``: 0 for ArgMax), not
-a constant of their code: one compiled loop serves both operators, so that a process or
-a user's function that calls both compiles it once (docs/performance.md, "The portable
-tier's ArgMax and ArgMin in one compiled loop").
+signed integers are their own keys; a float's key is computed from its bits, ordered as
+the floats are, with every NaN above +inf and ``-0.0 == +0.0``. The loops take floats and
+unsigned integers as the signed integers of their width (calls from Python pass them
+through a small compiled function that makes that view, ``read_signed``). Keys are
+computed at the elements' own width, so that the vectorised loops take as many elements
+at once as the data allows.
+
+Before it is keyed, an element's bits are xor-ed with ``flip``, the loops' last argument
+(``flip_argument``), not a constant of their code. ArgMin's keys are ArgMax's of the
+element's bits flipped (``dtypes.KeyKind``), and an unsigned integer's bits have their
+top bit flipped too, which orders them as signed integers. So one compiled loop serves
+both operators and both signs of an integer width: a process or a user's function that
+calls more than one compiles it once (docs/performance.md, "The portable tier's ArgMax
+and ArgMin in one compiled loop" and "The portable tier's unsigned integers read as
+signed").
 """
 
 from __future__ import annotations
@@ -192,13 +197,15 @@ def _flipped_typed(v, flip):
 
 
 @functools.cache
-def flip_argument(kind: int, itemsize: int) -> int:
+def flip_argument(kind: int, itemsize: int, unsigned: bool = False) -> int:
     """What the portable loops are passed as ``flip`` for key kind ``kind`` and elements
-    of ``itemsize`` bytes: ``dtypes.flip_mask`` as a signed integer of their width (0 for
-    ArgMax; -1 or the sign bit for ArgMin), so that one compiled loop serves both. (Kept
-    once computed: calls that are not remembered look it up each time.)"""
+    of ``itemsize`` bytes, as a signed integer of their width: ``dtypes.flip_mask`` (0
+    for ArgMax; -1 or the sign bit for ArgMin), with the top bit flipped too for
+    ``unsigned`` integers, which the loops read as signed ones (``v ^ 0x80`` orders the
+    bytes 0 to 255 as -128 to 127). So one compiled loop serves both operators and both
+    signs. (Kept once computed: calls that are not remembered look it up each time.)"""
     bits = 8 * itemsize
-    mask = flip_mask(kind, bits)
+    mask = flip_mask(kind, bits) ^ (1 << (bits - 1) if unsigned else 0)
     return mask - (1 << bits) if mask >> (bits - 1) else mask
 
 
@@ -262,10 +269,10 @@ def _greatest_key_function(fmt: int, itemsize: int):
 # these (under its own name), ``take_run``; for ``search_row``, the elements of a block
 # (BLOCK_BYTES) and ``find_key`` compiled with the key and the type of places in a block
 # (``_PLACES``); for ``reduce_rows``, its short rows' limit (``ShortRows``) and whether
-# the keys are integers (INTEGERS); for ``read_floats`` and ``add_leading_axis`` (and the
-# two in one), the loop they call, and the integer type float32 and float64 are viewed
-# as; for ``reduce_fixed_rows``, the length of its rows; for ``reduce_tiles``, the width
-# of its blocks (0: any).
+# the keys are integers (INTEGERS); for ``read_signed`` and ``add_leading_axis`` (and the
+# two in one), the loop they call, and the signed integer type that float32, float64 and
+# unsigned integers are viewed as; for ``reduce_fixed_rows``, the length of its rows; for
+# ``reduce_tiles``, the width of its blocks (0: any).
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
 find = place = LENGTH = INNER = BLEND = INTEGERS = short_row = None
 
@@ -381,14 +388,24 @@ def reduce_rows(x, out, last, flip):
         # Short rows (``ShortRows``): one plain pass each, many rows to a task.
         per = max(1, TASK_ELEMENTS // n)
         for t in prange((outer + per - 1) // per):
-            for o in range(t * per, min(t * per + per, outer)):
-                # (ArgMax's rows of integers with a flip of 0 the compiler knows: the
-                # row's search is a chain of scalar compares, which one xor more made
-                # up to 1.5 times as long for 8-bit elements; docs/performance.md, "The
-                # portable tier's ArgMax and ArgMin in one compiled loop")
-                if INTEGERS and flip == 0:
+            o0, o1 = t * per, min(t * per + per, outer)
+            if INTEGERS and flip == 0:
+                for o in range(o0, o1):
                     out[o] = short_row(x[o], last, 0)
-                else:
+            elif INTEGERS:
+                # A row's search is a chain of scalar compares, which one xor more
+                # made up to 1.4 times as long for 8-bit elements: the task's rows are
+                # flipped first, in a loop that LLVM vectorises, and searched with a
+                # flip of 0 the compiler knows (docs/performance.md, "The portable
+                # tier's unsigned integers read as signed").
+                rows = np.empty((o1 - o0, n), x.dtype)
+                flat, given = rows.reshape(rows.size), x[o0:o1].reshape(rows.size)
+                for i in range(rows.size):
+                    flat[i] = flipped(given[i], flip)
+                for o in range(o0, o1):
+                    out[o] = short_row(rows[o - o0], last, 0)
+            else:
+                for o in range(o0, o1):
                     out[o] = short_row(x[o], last, flip)
         return
     for o in prange(outer):
@@ -599,12 +616,12 @@ def reduce_tiles(x, out, last, flip):
                     out[o0 + g, c] = at[g * inner + c]
 
 
-def read_floats(x, out, last, flip):
-    # A float32 or float64 input passed to ``loop`` as the integers of its width: made in
-    # compiled code, the view costs a small call from Python less than numpy's (about
-    # 0.15 us), and the loops keep the one compiled version that compiled callers use
-    # (docs/performance.md, "The portable tier's floats viewed as integers in compiled
-    # code").
+def read_signed(x, out, last, flip):
+    # A float32, float64 or unsigned integer input passed to ``loop`` as the signed
+    # integers of its width: made in compiled code, the view costs a small call from
+    # Python less than numpy's (about 0.15 us), and the loops keep the one compiled version
+    # that compiled callers use (docs/performance.md, "The portable tier's floats viewed
+    # as integers in compiled code").
     loop(x.view(bits), out, last, flip)
 
 
@@ -617,8 +634,8 @@ def add_leading_axis(x, out, last, flip):
     loop(x.reshape((1, *x.shape)), out, last, flip)
 
 
-def read_floats_add_leading_axis(x, out, last, flip):
-    # ``read_floats`` and ``add_leading_axis`` in one function: each compiled function
+def read_signed_add_leading_axis(x, out, last, flip):
+    # ``read_signed`` and ``add_leading_axis`` in one function: each compiled function
     # between Python and the loop has LLVM optimise the loop again at its first compile.
     loop(x.view(bits).reshape((1, *x.shape)), out, last, flip)
 
@@ -705,8 +722,6 @@ class PortableKernels:
         # the rows), serially and on numba's threads.
         limits = FLOAT_ROWS if self.float_keys else INTEGER_ROWS
         self.short_row = {False: limits.serial[itemsize], True: limits.threads[itemsize]}
-        # float32 and float64 come from Python as they are (``read_floats``).
-        self.reads_floats = fmt in (KeyKind.F32, KeyKind.F64)
         numbers = _ROW_NUMBERS[itemsize]
         key_fn = _key_function(fmt, itemsize)
         greatest_fn = _greatest_key_function(fmt, itemsize)
@@ -838,26 +853,27 @@ class PortableKernels:
     def entry(self, call: PortableCall, element: np.dtype):
         """What a call from Python runs for ``call`` on an input of ``element`` (float16
         and bfloat16 as int16): the loop itself, or a small compiled function bound to it
-        that views float32 and float64 as integers (``read_floats``), adds the leading
-        axis of 1 that the input lacks (``add_leading_axis``), or both
-        (``read_floats_add_leading_axis``); compiled for ``element`` the first time."""
+        that views float32, float64 and unsigned integers as the signed integers of their
+        width (``read_signed``), adds the leading axis of 1 that the input lacks
+        (``add_leading_axis``), or both (``read_signed_add_leading_axis``); compiled for
+        ``element`` the first time. The loop is compiled for signed integers only, so
+        that an unsigned type runs the signed one's (passed its ``flip_argument``)."""
         key = (call.loop, call.leading, element)
         entry = self._entries.get(key)
         if entry is None:
-            if self.reads_floats:
-                fn = read_floats_add_leading_axis if call.leading else read_floats
-                ints = np.dtype(f"i{self.itemsize}")
+            signed = np.dtype(f"i{self.itemsize}")
+            if element != signed:
+                fn = read_signed_add_leading_axis if call.leading else read_signed
             else:
                 fn = add_leading_axis if call.leading else None
-                ints = element
-            entry = call.loop.compiled(ints)
+            entry = call.loop.compiled(signed)
             if fn is not None:
                 entry = self._adapter(fn, call, entry).compiled(element)
             self._entries[key] = entry
         return entry
 
     def _adapter(self, fn, call: PortableCall, compiled) -> Loop:
-        """``fn`` (``read_floats``, ``add_leading_axis`` or both) bound to ``compiled``,
+        """``fn`` (``read_signed``, ``add_leading_axis`` or both) bound to ``compiled``,
         what runs ``call.loop`` for one element type. (Made once for each: ``entry``
         keeps what it compiles.)"""
         name = f"portable_{fn.__name__}_{call.loop.py_func.__name__}"

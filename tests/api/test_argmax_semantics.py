@@ -212,6 +212,37 @@ def test_writeable_and_read_only_inputs_share_the_portable_loops(dtype, kernel_p
         assert len(entry.signatures) == 1 and not entry.signatures[0][0].mutable, key
 
 
+@pytest.mark.parametrize("signed", [INTS[0], INTS[3]], ids=str)
+def test_signed_and_unsigned_integers_share_the_portable_loops(signed, kernel_path, monkeypatch):
+    # The portable loops read unsigned integers as the signed ones of their width, their
+    # top bit flipped by ``flip``: each loop that either type runs is compiled for the
+    # signed type alone. The extremes of both types, ties and 0 and -1 (the unsigned
+    # type's greatest value) are found first or last, by both operators, for rows, the
+    # middle axis and a 1-D input, on one thread and on numba's threads.
+    use_tier(monkeypatch, "portable")
+    unsigned = np.dtype(signed.str.replace("i", "u"))
+    kernels = portable.portable_kernels(kernel_view(signed)[0], signed.itemsize)
+    assert portable.portable_kernels(kernel_view(unsigned)[0], signed.itemsize) is kernels
+    rng = np.random.default_rng(21)
+    loops = set()
+    for dtype, shape, axis in itertools.product(
+        (unsigned, signed), ((40, 9), (3, 7, 64), (50,)), (0, -1)
+    ):
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, shape, dtype, endpoint=True)
+        x.flat[::5], x.flat[1::7], x.flat[2::11] = info.max, info.min, 0
+        x.flat[3::13] = dtype.type(-1) if dtype.kind == "i" else info.max - 1
+        for last in (0, 1):
+            np.testing.assert_array_equal(argmax(x, axis, 1, last), onnx_argmax(x, axis, 1, last))
+            np.testing.assert_array_equal(argmin(x, axis, 1, last), onnx_argmin(x, axis, 1, last))
+        ax = axis % x.ndim
+        outer, inner = int(np.prod(shape[:ax])), int(np.prod(shape[ax + 1 :]))
+        parallel = kernel_path == "parallel"
+        loops.add(kernels.choose(outer, shape[ax], inner, parallel, shape).loop)
+    for loop in loops:
+        assert list(loop._versions) == [signed], (loop.py_func.__name__, list(loop._versions))
+
+
 def test_lists_and_bool_flags():
     data = [[1.0, 3.0, 3.0], [4.0, 4.0, 0.0]]
     np.testing.assert_array_equal(argmax(data, 1, False, True), [2, 1])
