@@ -166,8 +166,8 @@ def _choose_portable(
     """``_choose`` on the portable tier: the loop that ``PortableKernels.choose`` chooses,
     taking a 1-D input on one thread as it is, and passing it the ``flip`` of ``kind``
     and of the view's sign, which tells ArgMin from ArgMax and an unsigned integer from a
-    signed one. (A parallel loop's plan does not depend on the thread
-    count, but is remembered with it all the same.)"""
+    signed one. (A parallel loop's plan does not depend on the thread count, but is
+    remembered with it all the same.)"""
     kernels = portable_kernels(kind, view.itemsize)
     chosen = kernels.choose(outer, n, inner, parallel, view.shape)
     threads = numba.get_num_threads() if parallel else 0

@@ -55,10 +55,11 @@ is: the loop's leading axis of 1 is added in compiled code (``add_leading_axis``
 Elements are compared through integer keys, exactly as the fast kernels compare them:
 signed integers are their own keys; a float's key is computed from its bits, ordered as
 the floats are, with every NaN above +inf and ``-0.0 == +0.0``. The loops take floats and
-unsigned integers as the signed integers of their width (calls from Python pass them
-through a small compiled function that makes that view, ``read_signed``). Keys are
-computed at the elements' own width, so that the vectorised loops take as many elements
-at once as the data allows.
+unsigned integers as the signed integers of their width: serial calls from Python pass
+them through a small compiled function that makes that view, ``read_signed``; calls on
+numba's threads pass a view made in Python (``api``). Keys are computed at the elements'
+own width, so that the vectorised loops take as many elements at once as the data
+allows.
 
 Before it is keyed, an element's bits are xor-ed with ``flip``, the loops' last argument
 (``flip_argument``), not a constant of their code. ArgMin's keys are ArgMax's of the
