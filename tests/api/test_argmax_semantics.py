@@ -216,9 +216,10 @@ def test_writeable_and_read_only_inputs_share_the_portable_loops(dtype, kernel_p
 def test_signed_and_unsigned_integers_share_the_portable_loops(signed, kernel_path, monkeypatch):
     # The portable loops read unsigned integers as the signed ones of their width, their
     # top bit flipped by ``flip``: each loop that either type runs is compiled for the
-    # signed type alone. The extremes of both types, ties and 0 and -1 (the unsigned
-    # type's greatest value) are found first or last, by both operators, for rows, the
-    # middle axis and a 1-D input, on one thread and on numba's threads.
+    # signed type alone. The extremes of both types, ties, 0, and -1 (whose bits are the
+    # unsigned maximum's) or the unsigned maximum less one are found first or last, by
+    # both operators, for rows, the middle axis and a 1-D input, on one thread and on
+    # numba's threads.
     use_tier(monkeypatch, "portable")
     unsigned = np.dtype(signed.str.replace("i", "u"))
     kernels = portable.portable_kernels(kernel_view(signed)[0], signed.itemsize)
