@@ -173,13 +173,13 @@ def _choose_portable(
     threads = numba.get_num_threads() if parallel else 0
     flip = (flip_argument(kind, view.itemsize, view.dtype.kind == "u"),)
     reads = None
-    if parallel and view.dtype.kind != "i":
+    if parallel and view.dtype != kernels.signed:
         # The loops on numba's threads take floats and unsigned integers viewed as signed
         # integers here, not through ``read_signed``: a view costs a parallel call little,
         # and each compiled function bound to a parallel loop has LLVM optimise it again
         # (docs/performance.md, "The portable tier's unsigned integers read as signed").
-        reads = np.dtype(f"i{view.itemsize}")
-    entry = kernels.entry(chosen, reads or view.dtype)
+        reads = kernels.signed
+    entry = kernels.entry(chosen, view.dtype if reads is None else reads)
     return Call(entry, chosen.in_shape, chosen.out_shape, flip, Tier.PORTABLE, threads, reads)
 
 
@@ -285,7 +285,7 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
         in_shape = None
     else:
         in_shape = LEADING if call.in_shape == (1, *x.shape) else call.in_shape
-    reads = call.reads or view.dtype
+    reads = view.dtype if call.reads is None else call.reads
     _PLANS[key] = RememberedCall(
         call.entry,
         None if reads is x.dtype or own else reads,

@@ -99,13 +99,23 @@ def _output(typingctx, size):
     return types.Array(types.int64, 1, "C")(size), codegen
 
 
-def _literal_flag(value, name: str, op: str, *, required: bool) -> int | None:
-    if isinstance(value, (types.Omitted,)):
+def _constant(value) -> int | None:
+    """The value of an integer argument known at compile time (a literal, or a default
+    left out), else None."""
+    if isinstance(value, types.Omitted):
         return int(value.value)
-    if isinstance(value, (int, bool)):  # Python default
+    if isinstance(value, int):  # Python default (a bool too)
         return int(value)
-    if isinstance(value, (types.IntegerLiteral, types.BooleanLiteral)):
+    if isinstance(value, types.IntegerLiteral):
+        return int(value.literal_value)
+    return None
+
+
+def _literal_flag(value, name: str, op: str, *, required: bool) -> int | None:
+    v = _constant(value)
+    if v is None and isinstance(value, types.BooleanLiteral):
         v = int(value.literal_value)
+    if v is not None:
         if v not in (0, 1):
             raise errors.TypingError(f"{op}: {name} must be 0 or 1, got {v}")
         return v
@@ -115,18 +125,6 @@ def _literal_flag(value, name: str, op: str, *, required: bool) -> int | None:
         f"{op}: in compiled code {name} must be a compile-time constant 0/1 or True/False "
         f"(it decides the output's rank), got {value}"
     )
-
-
-def _constant(value) -> int | None:
-    """The value of an integer argument known at compile time (a literal, or a default
-    left out), else None."""
-    if isinstance(value, types.Omitted):
-        return int(value.value)
-    if isinstance(value, int):  # Python default
-        return int(value)
-    if isinstance(value, types.IntegerLiteral):
-        return int(value.literal_value)
-    return None
 
 
 def _numpy_dtype(dtype: types.Type, op: str) -> np.dtype:
@@ -281,9 +279,9 @@ def _portable_impl(ndim: int, keep: int, kind: int, view_dtype: np.dtype, extent
     # Floats and unsigned integers are read as signed integers of their width, with the
     # flip of their operator and sign (``kernels.portable``: the loops are shared).
     itemsize = view_dtype.itemsize
-    element = np.dtype(f"i{itemsize}")
-    read_type = element.type
     kernels = portable_kernels(kind, itemsize)
+    element = kernels.signed
+    read_type = element.type
     flip = np.int64(flip_argument(kind, itemsize, view_dtype.kind == "u"))
     rows_serial, rows_parallel = (kernels.rows[p].compiled(element) for p in (False, True))
     middle_serial = middle_parallel = None  # (never typed where ``last_axis``: pruned)

@@ -718,6 +718,9 @@ class PortableKernels:
 
     def __init__(self, fmt: int, itemsize: int):
         self.itemsize = itemsize
+        # The element type the loops are compiled for: floats and unsigned integers are
+        # read as these signed integers of their width.
+        self.signed = np.dtype(f"i{itemsize}")
         self.float_keys = fmt != KeyKind.INT
         # The longest rows searched in one pass (or, floats on numba's threads, across
         # the rows), serially and on numba's threads.
@@ -862,12 +865,11 @@ class PortableKernels:
         key = (call.loop, call.leading, element)
         entry = self._entries.get(key)
         if entry is None:
-            signed = np.dtype(f"i{self.itemsize}")
-            if element != signed:
+            if element != self.signed:
                 fn = read_signed_add_leading_axis if call.leading else read_signed
             else:
                 fn = add_leading_axis if call.leading else None
-            entry = call.loop.compiled(signed)
+            entry = call.loop.compiled(self.signed)
             if fn is not None:
                 entry = self._adapter(fn, call, entry).compiled(element)
             self._entries[key] = entry
@@ -878,7 +880,7 @@ class PortableKernels:
         what runs ``call.loop`` for one element type. (Made once for each: ``entry``
         keeps what it compiles.)"""
         name = f"portable_{fn.__name__}_{call.loop.py_func.__name__}"
-        bound = {"loop": compiled, "bits": np.dtype(f"i{self.itemsize}").type}
+        bound = {"loop": compiled, "bits": self.signed.type}
         return Loop(fn, name, bound, False, call.loop.ndim - call.leading)
 
 

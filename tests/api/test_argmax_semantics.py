@@ -225,6 +225,7 @@ def test_signed_and_unsigned_integers_share_the_portable_loops(signed, kernel_pa
     kernels = portable.portable_kernels(kernel_view(signed)[0], signed.itemsize)
     assert portable.portable_kernels(kernel_view(unsigned)[0], signed.itemsize) is kernels
     rng = np.random.default_rng(21)
+    parallel = kernel_path == "parallel"
     loops = set()
     for dtype, shape, axis in itertools.product(
         (unsigned, signed), ((40, 9), (3, 7, 64), (50,)), (0, -1)
@@ -238,7 +239,6 @@ def test_signed_and_unsigned_integers_share_the_portable_loops(signed, kernel_pa
             np.testing.assert_array_equal(argmin(x, axis, 1, last), onnx_argmin(x, axis, 1, last))
         ax = axis % x.ndim
         outer, inner = int(np.prod(shape[:ax])), int(np.prod(shape[ax + 1 :]))
-        parallel = kernel_path == "parallel"
         loops.add(kernels.choose(outer, shape[ax], inner, parallel, shape).loop)
     for loop in loops:
         assert list(loop._versions) == [signed], (loop.py_func.__name__, list(loop._versions))
