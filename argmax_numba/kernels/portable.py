@@ -173,7 +173,8 @@ TILE_LANES = 512
 # (docs/performance.md, "The portable tier's tiles compiled for their blocks' width").
 FIXED_COLUMNS = {1: 15, 2: 7, 4: 4, 8: 4}
 
-# Row numbers within a group of ``reduce_middle``, by the elements' item size.
+# Row numbers within a group of ``reduce_middle`` (and of ``reduce_narrow``'s wide rows,
+# but beside 8-byte elements), by the elements' item size.
 # 32 bits for 64-bit elements too: fewer bytes to carry, and a group of 2**31 - 1 rows
 # (docs/performance.md, "Narrow blocks of few rows copied into tiles").
 _ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int32}
@@ -273,9 +274,10 @@ def _greatest_key_function(fmt: int, itemsize: int):
 # the keys are integers (INTEGERS); for ``read_signed`` and ``add_leading_axis`` (and the
 # two in one), the loop they call, and the signed integer type that float32, float64 and
 # unsigned integers are viewed as; for ``reduce_fixed_rows``, the length of its rows; for
-# ``reduce_tiles``, the width of its blocks (0: any).
+# ``reduce_tiles``, the width of its blocks (0: any); for ``reduce_narrow``, whether its
+# wide rows are numbered in 64 bits (WIDE).
 key = greatest = fold = search = take = row_number = GROUP = loop = bits = SHORT = BLOCK = None
-find = place = LENGTH = INNER = BLEND = INTEGERS = short_row = None
+find = place = LENGTH = INNER = BLEND = INTEGERS = WIDE = short_row = None
 
 
 def fold_row(row, best, at, r, last, flip):
@@ -547,23 +549,54 @@ def reduce_narrow(x, out, last, flip):
     # Blocks x[o] narrower than NARROW_WIDTH elements: ``m`` consecutive rows side by
     # side make one wide row of ``m * inner`` lanes, folded as ``reduce_middle`` folds
     # rows; then each column's ``m`` lanes are merged, and the rows after the last whole
-    # wide row taken in. Many blocks to a task.
+    # wide row taken in. Many blocks to a task. A fold reads NARROW_WIDTH lanes (fewer
+    # only at the block's end) also where the wide row is narrower: the lanes past it,
+    # the next wide row's first elements, are never merged, and a loop of NARROW_WIDTH
+    # lanes leaves none over for LLVM to take one at a time after its widest vectors.
+    # The wide rows are numbered in ``row_number`` within groups of GROUP, as in
+    # ``fold_rows``; where WIDE (8-byte elements), in 64 bits, as wide as the keys
+    # (docs/performance.md, "The portable tier's narrow blocks folded NARROW_WIDTH lanes
+    # at a time").
     outer, n, inner = x.shape
     m = max(1, NARROW_WIDTH // inner)
     width = m * inner
     wide_rows = n // m
     per = max(1, TASK_ELEMENTS // (n * inner))
     for t in prange((outer + per - 1) // per):
-        best = np.empty(width, x.dtype)
-        at = np.empty(width, np.int64)  # each lane's wide row
+        best = np.empty(NARROW_WIDTH, x.dtype)
+        at = np.empty(NARROW_WIDTH, np.int64)  # each lane's wide row
+        if not WIDE:
+            group_best = np.empty(NARROW_WIDTH, x.dtype)
+            group_at = np.empty(NARROW_WIDTH, row_number)
         for o in range(t * per, min(t * per + per, outer)):
             flat = x[o].reshape(n * inner)
-            if wide_rows > 0:
-                for q in range(width):
-                    best[q] = key(flat[q], flip)
-                    at[q] = 0
-            for r in range(1, wide_rows):
-                fold(flat[r * width : r * width + width], best, at, r, last, flip)
+            if WIDE:
+                if wide_rows > 0:
+                    lanes = flat[:NARROW_WIDTH]
+                    for q in range(lanes.size):
+                        best[q] = key(lanes[q], flip)
+                        at[q] = 0
+                for r in range(1, wide_rows):
+                    fold(flat[r * width : r * width + NARROW_WIDTH], best, at, r, last, flip)
+            elif wide_rows > 0:
+                # The first group, from wide row 0, folded into the block's best keys;
+                # each later one (a block of more than GROUP wide rows) into keys of its
+                # own, then merged into them.
+                for g0 in range(0, wide_rows, GROUP):
+                    g1 = g0 + min(GROUP, wide_rows - g0)
+                    keys = best if g0 == 0 else group_best
+                    lanes = flat[g0 * width : g0 * width + NARROW_WIDTH]
+                    for q in range(lanes.size):
+                        keys[q] = key(lanes[q], flip)
+                        group_at[q] = 0
+                    for r in range(g0 + 1, g1):
+                        lanes = flat[r * width : r * width + NARROW_WIDTH]
+                        fold(lanes, keys, group_at, row_number(r - g0), last, flip)
+                    if g0 == 0:
+                        for q in range(NARROW_WIDTH):
+                            at[q] = group_at[q]
+                    else:
+                        take(best, at, group_best, group_at, g0, last)
             for c in range(inner):
                 if wide_rows > 0:
                     top, row = best[c], at[c] * m
@@ -730,13 +763,10 @@ class PortableKernels:
         key_fn = _key_function(fmt, itemsize)
         greatest_fn = _greatest_key_function(fmt, itemsize)
         tag = self._tag = f"k{fmt}_b{itemsize}"
-        # The loops that number rows in ``numbers`` fold rows with ``fold_fn``;
-        # ``reduce_narrow``, whose rows are numbered in 64 bits, with ``fold_wide_fn``.
+        # The loops fold rows with ``fold_fn``, numbered in ``numbers`` (or, in
+        # ``reduce_narrow`` beside 8-byte keys, in 64 bits: then BLEND is False).
         blend = {"key": key_fn, "row_number": numbers, "BLEND": numbers is np.int16}
         fold_fn = njit(inline="always")(_bind(fold_row, f"portable_fold_{tag}", blend))
-        fold_wide_fn = njit(inline="always")(
-            _bind(fold_row, f"portable_fold_wide_{tag}", {"key": key_fn, "BLEND": False})
-        )
         find_fn = njit(inline="always")(
             _bind(find_key, f"portable_find_{tag}", {"key": key_fn, "place": _PLACES[itemsize]})
         )
@@ -781,7 +811,7 @@ class PortableKernels:
         self.middle = {p: self._loop("middle", reduce_middle, {}, p, 3) for p in (False, True)}
         # (on numba's threads only: serial calls keep ``reduce_middle``)
         self.middle_parts = self._loop("parts", reduce_middle_parts, {}, True, 3)
-        narrow = {"fold": fold_wide_fn}
+        narrow = {"WIDE": itemsize == 8}
         self.narrow = {p: self._loop("narrow", reduce_narrow, narrow, p, 3) for p in (False, True)}
         self.tiles = {
             p: self._loop("tiles", reduce_tiles, {"INNER": 0}, p, 3) for p in (False, True)

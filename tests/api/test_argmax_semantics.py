@@ -636,6 +636,38 @@ def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypa
             np.testing.assert_array_equal(argmax(x, 0, 0, last), want, err_msg=f"{top}")
 
 
+@pytest.mark.parametrize("dtype", [FLOATS[2], INTS[0]], ids=str)
+def test_narrow_blocks_numbered_in_groups(dtype, kernel_path, monkeypatch, searched_by):
+    # The portable tier reads ``m`` rows of a narrow block side by side as one wide row,
+    # numbers the wide rows in 16 bits (8- and 16-bit elements) in groups merged after
+    # each, and folds NARROW_WIDTH lanes also where a wide row is narrower (5 columns:
+    # 60 lanes). The extreme must be found in any group and in the rows after the last
+    # whole wide row, the first or the last of ties across groups and across a group's
+    # border, a NaN above all.
+    use_tier(monkeypatch, "portable")
+    group = np.iinfo(np.int16).max
+    kernels = portable.portable_kernels(0, dtype.itemsize)
+    parallel = kernel_path == "parallel"
+    rng = np.random.default_rng(11)
+    for inner in (16, 5):
+        m = portable.NARROW_WIDTH // inner
+        n = (2 * group + 3) * m + m - 1  # wide rows in three groups, and m - 1 rows more
+        assert kernels.choose(1, n, inner, parallel).loop is kernels.narrow[parallel]
+        base = random_tensor(dtype, (n, inner), rng, special=0) + dtype.type(2)  # 2 to 7
+        tops = (9, np.nan) if dtype in FLOATS else (9,)
+        for top in tops:
+            x = base.copy()
+            x[(group - 1) * m + 1, 0] = top  # the first group's last wide row
+            x[group * m, 1] = top  # the second group's first wide row
+            x[n - m, 2] = x[n - 1, 2] = top  # the last whole wide row; the rows after it
+            x[1, 3] = x[group * m + 1, 3] = x[2 * group * m + 1, 3] = top  # across groups
+            x[(group - 1) * m + 2, 4] = x[group * m + 2, 4] = top  # across a group's border
+            for last in (0, 1):
+                want = onnx_argmax(x, 0, 0, last)
+                got = argmax(x, 0, 0, last)
+                np.testing.assert_array_equal(got, want, err_msg=f"{inner} {top}")
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], FLOATS[3], INTS[0]], ids=str)
 def test_the_portable_tier_repeats_a_remembered_call(dtype, monkeypatch):
     # A small call on the portable tier remembers its loop, which reads floats as the
