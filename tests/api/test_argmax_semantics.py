@@ -585,7 +585,7 @@ def test_few_blocks_cut_into_parts_of_rows(dtype, monkeypatch, searched_by):
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(11)
     rows, pieces = portable.PART_ROWS, portable.PIECES
-    kernels = portable.portable_kernels(0, dtype.itemsize)
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     shapes = (
         (1, 2 * rows, portable.NARROW_WIDTH),
         (2, 3 * rows + 1, portable.PART_WIDTH),
@@ -620,7 +620,7 @@ def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypa
     monkeypatch.setattr(portable, "PART_WIDTH", 0)
     group = np.iinfo(np.int16).max
     n, inner = 2 * group + 3, portable.NARROW_WIDTH
-    kernels = portable.portable_kernels(0, dtype.itemsize)
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     parallel = kernel_path == "parallel"
     assert kernels.choose(1, n, inner, parallel).loop is kernels.middle[parallel]
     rng = np.random.default_rng(10)
@@ -646,7 +646,7 @@ def test_narrow_blocks_numbered_in_groups(dtype, kernel_path, monkeypatch, searc
     # border, a NaN above all.
     use_tier(monkeypatch, "portable")
     group = np.iinfo(np.int16).max
-    kernels = portable.portable_kernels(0, dtype.itemsize)
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     parallel = kernel_path == "parallel"
     rng = np.random.default_rng(11)
     for inner in (16, 5):
