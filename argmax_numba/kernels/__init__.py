@@ -13,6 +13,9 @@ one part of the input, and a *driver*, which splits the input into tasks and run
     per key kind, dtype and ``select_last_index`` (``KERNELS``).
 ``compiling``
     How a task or driver becomes a cached numba function.
+``portable``
+    The portable tier: plain ``prange`` loops with numba's public API only, which run
+    where the fast kernels above were not tested, and are their twin in the tests.
 
 The tasks are written once, in plain numba code, for every dtype; the vector work they
 share is in ``argmax_numba.vector``.

@@ -28,6 +28,7 @@ import argmax_numba.api as api
 import argmax_numba.kernels.portable as portable
 from argmax_numba import argmax, argmin
 from argmax_numba.dtypes import Extreme, kernel_view
+from argmax_numba.kernels.portable import tuning
 
 SHAPES = [(7,), (5, 6), (3, 4, 5), (2, 1, 3, 4)]
 # Each operator: ours, by its ONNX name.
@@ -111,13 +112,13 @@ def test_the_greatest_key_there_is_ends_a_search_for_the_first(dtype, op_type, k
     if top is None:
         info = np.iinfo(dtype)
         top = info.max if op_type == "ArgMax" else info.min
-    for n in (3 * portable.CHUNK + 5, 2 * portable.PIECE + 3):
+    for n in (3 * tuning.CHUNK + 5, 2 * tuning.PIECE + 3):
         base = random_tensor(dtype, (2, n), rng, special=0) + dtype.type(2)  # 2 to 7
         for places in (
             [1],
-            [5, portable.BLOCK_BYTES // dtype.itemsize + 3, portable.CHUNK + 7, n - 1],
+            [5, tuning.BLOCK_BYTES // dtype.itemsize + 3, tuning.CHUNK + 7, n - 1],
             [n - 2, n - 1],
-            [min(portable.PIECE, n - 3)],
+            [min(tuning.PIECE, n - 3)],
         ):
             x = base.copy()
             x[:, places] = top
@@ -420,7 +421,7 @@ def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
     # piece, the first or the last of ties across pieces (the pieces of these rows are
     # PIECE + 1 long), a NaN anywhere above all.
     rng = np.random.default_rng(6)
-    piece = portable.PIECE
+    piece = tuning.PIECE
     for shape in ((1, 5 * piece + 3), (3, 2 * piece + 1)):
         n = shape[1]
         base = random_tensor(dtype, shape, rng, special=0) + dtype.type(2)  # 2 to 7
@@ -445,8 +446,8 @@ def test_rows_as_long_as_short_rows_may_be_and_one_more(dtype, kernel_path, tier
     # integers, ties and NaN anywhere.
     rng = np.random.default_rng(14)
     size = dtype.itemsize
-    limits = portable.FLOAT_ROWS if dtype in FLOATS else portable.INTEGER_ROWS
-    block = portable.BLOCK_BYTES // size
+    limits = tuning.FLOAT_ROWS if dtype in FLOATS else tuning.INTEGER_ROWS
+    block = tuning.BLOCK_BYTES // size
     lengths = {limits.serial[size], limits.threads[size], block}
     for n in sorted(lengths | {m + 1 for m in lengths} | {2 * block + 1}):
         x = random_tensor(dtype, (300, n), rng, special=0.2)
@@ -467,9 +468,9 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     rng = np.random.default_rng(12)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     across = kernels.rows_across
-    tasks = portable.ACROSS_ROWS
-    longest = portable.FLOAT_ROWS.threads[dtype.itemsize]
-    fixed = portable.FIXED_ROWS
+    tasks = tuning.ACROSS_ROWS
+    longest = tuning.FLOAT_ROWS.threads[dtype.itemsize]
+    fixed = tuning.FIXED_ROWS
     a, b = (2, min(10, longest - 1)) if dtype.itemsize > 2 else (fixed + 1, fixed + 2)
     for outer, n in ((1, 1), (tasks - 1, a), (2 * tasks + 5, b), (tasks + 1, longest)):
         assert kernels.choose(outer, n, 1, True).loop is across
@@ -496,10 +497,10 @@ def test_short_rows_of_narrow_elements_compiled_for_their_length(dtype, monkeypa
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(15)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
-    longest = portable.FIXED_ROWS
+    longest = tuning.FIXED_ROWS
     for n in (2, 3, longest):
         fixed = kernels.fixed_rows(n)
-        per = portable.TASK_ELEMENTS // n  # rows of a task
+        per = tuning.TASK_ELEMENTS // n  # rows of a task
         outer = 2 * per + 5
         assert kernels.choose(outer, n, 1, True).loop is fixed
         assert kernels.choose(outer, n, 1, False).loop is not fixed
@@ -510,7 +511,7 @@ def test_short_rows_of_narrow_elements_compiled_for_their_length(dtype, monkeypa
             want = onnx_argmax(x, 1, keep, last)
             got = argmax(x, 1, keep, last)
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
-    many = 2 * portable.TASK_ELEMENTS  # rows
+    many = 2 * tuning.TASK_ELEMENTS  # rows
     for n in (1, longest + 1):
         assert kernels.choose(many, n, 1, True).loop not in kernels._fixed.values()
     wider = portable.portable_kernels(kernel_view(np.dtype(np.int32))[0], 4)
@@ -525,11 +526,11 @@ def test_narrow_blocks_of_few_rows_copied_into_tiles(dtype, kernel_path, monkeyp
     use_tier(monkeypatch, "portable")
     rng = np.random.default_rng(9)
     size = dtype.itemsize
-    most_rows = portable.TILE_ROWS[size]
-    widest = min(portable.NARROW_WIDTH - 1, portable.TILE_BYTES // (most_rows * size))
+    most_rows = tuning.TILE_ROWS[size]
+    widest = min(tuning.NARROW_WIDTH - 1, tuning.TILE_BYTES // (most_rows * size))
     kernels = portable.portable_kernels(0, size)
-    for n, inner in ((16, 3), (1, 5), (most_rows, widest), (2, portable.NARROW_WIDTH - 1)):
-        blocks = max(1, portable.TILE_LANES // inner)  # a tile's
+    for n, inner in ((16, 3), (1, 5), (most_rows, widest), (2, tuning.NARROW_WIDTH - 1)):
+        blocks = max(1, tuning.TILE_LANES // inner)  # a tile's
         for outer in (1, blocks - 1, 2 * blocks + 5):
             assert kernels.choose(outer, n, inner, False).loop is kernels.tiles[False]
             x = random_tensor(dtype, (outer, n, inner), rng, special=0.2)
@@ -551,13 +552,13 @@ def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatc
     rng = np.random.default_rng(16)
     size = dtype.itemsize
     kernels = portable.portable_kernels(kernel_view(dtype)[0], size)
-    widest = portable.FIXED_COLUMNS[size]
-    most_rows = min(portable.TILE_ROWS[size], portable.TILE_BYTES // (widest * size))
+    widest = tuning.FIXED_COLUMNS[size]
+    most_rows = min(tuning.TILE_ROWS[size], tuning.TILE_BYTES // (widest * size))
     for n, inner in ((16, 2), (3, 3), (most_rows, widest)):
         assert portable.tiled(n, inner, size)
         fixed = kernels.fixed_tiles(inner)
-        blocks = portable.TILE_LANES // inner  # a tile's
-        per = max(1, portable.TASK_ELEMENTS // (blocks * inner * n))  # tiles of a task
+        blocks = tuning.TILE_LANES // inner  # a tile's
+        per = max(1, tuning.TASK_ELEMENTS // (blocks * inner * n))  # tiles of a task
         outer = (2 * per + 1) * blocks - 1
         assert kernels.choose(outer, n, inner, True).loop is fixed
         assert kernels.choose(outer, n, inner, False).loop is not fixed
@@ -570,7 +571,7 @@ def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatc
             np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
     wider = widest + 1
     assert portable.tiled(2, wider, size)
-    many = portable.TASK_ELEMENTS  # blocks
+    many = tuning.TASK_ELEMENTS  # blocks
     assert kernels.choose(many, 2, wider, True).loop is kernels.tiles[True]
 
 
@@ -584,11 +585,11 @@ def test_few_blocks_cut_into_parts_of_rows(dtype, monkeypatch, searched_by):
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(11)
-    rows, pieces = portable.PART_ROWS, portable.PIECES
+    rows, pieces = tuning.PART_ROWS, tuning.PIECES
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     shapes = (
-        (1, 2 * rows, portable.NARROW_WIDTH),
-        (2, 3 * rows + 1, portable.PART_WIDTH),
+        (1, 2 * rows, tuning.NARROW_WIDTH),
+        (2, 3 * rows + 1, tuning.PART_WIDTH),
         (1, pieces * rows + 7, 100),
         (pieces - 1, 2 * rows + 1, 70),
     )
@@ -617,9 +618,9 @@ def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypa
     # a NaN above all. (A block this narrow and alone is cut into parts of fewer rows
     # than a group: here it is not, so that the middle-axis loop folds all its rows.)
     use_tier(monkeypatch, "portable")
-    monkeypatch.setattr(portable, "PART_WIDTH", 0)
+    monkeypatch.setattr(portable.choice, "PART_WIDTH", 0)
     group = np.iinfo(np.int16).max
-    n, inner = 2 * group + 3, portable.NARROW_WIDTH
+    n, inner = 2 * group + 3, tuning.NARROW_WIDTH
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     parallel = kernel_path == "parallel"
     assert kernels.choose(1, n, inner, parallel).loop is kernels.middle[parallel]
@@ -650,7 +651,7 @@ def test_narrow_blocks_numbered_in_groups(dtype, kernel_path, monkeypatch, searc
     parallel = kernel_path == "parallel"
     rng = np.random.default_rng(11)
     for inner in (16, 5):
-        m = portable.NARROW_WIDTH // inner
+        m = tuning.NARROW_WIDTH // inner
         n = (2 * group + 3) * m + m - 1  # wide rows in three groups, and m - 1 rows more
         assert kernels.choose(1, n, inner, parallel).loop is kernels.narrow[parallel]
         base = random_tensor(dtype, (n, inner), rng, special=0) + dtype.type(2)  # 2 to 7

@@ -1,0 +1,106 @@
+"""The portable loops' tuned sizes: of blocks, chunks, tasks, short rows and tiles, and
+the integer types of the row numbers and places they keep. Each is read as a constant
+when a loop is compiled, and by ``choice`` where it chooses a loop; where a size was
+measured, its comment names the section of docs/performance.md."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "ACROSS_ROWS",
+    "BLOCK_BYTES",
+    "CHUNK",
+    "FIXED_COLUMNS",
+    "FIXED_ROWS",
+    "FLOAT_ROWS",
+    "INTEGER_ROWS",
+    "NARROW_WIDTH",
+    "PART_ROWS",
+    "PART_WIDTH",
+    "PIECE",
+    "PIECES",
+    "PLACES",
+    "ROW_NUMBERS",
+    "STRETCH",
+    "TASK_ELEMENTS",
+    "TILE_BYTES",
+    "TILE_LANES",
+    "TILE_ROWS",
+    "ShortRows",
+]
+
+# Bytes of a block of a long row, whose largest key is found before its place is looked
+# for (docs/performance.md, "The portable tier's rows searched a block at a time") ...
+BLOCK_BYTES = 512
+# ... and elements of a chunk of blocks, after which a search may stop (a multiple of a
+# block's elements, whatever their size).
+CHUNK = 4096
+
+
+class ShortRows(NamedTuple):
+    """The longest rows, by item size, that ``reduce_rows`` searches in one plain pass
+    each (on numba's threads, rows of floats: ``reduce_rows_across``, across the rows);
+    longer ones go to ``search_row``, a block at a time."""
+
+    serial: dict[int, int]  # on one thread (inputs in cache)
+    threads: dict[int, int]  # on numba's threads (inputs from memory)
+
+
+# docs/performance.md, "The portable tier's rows searched a block at a time" and "The
+# portable tier's places found in integers as wide as the keys".
+INTEGER_ROWS = ShortRows(serial={1: 31, 2: 15, 4: 15, 8: 15}, threads={1: 31, 2: 31, 4: 15, 8: 16})
+FLOAT_ROWS = ShortRows(serial={2: 15, 4: 15, 8: 7}, threads={2: 31, 4: 23, 8: 7})
+# The longest rows of elements of 1 or 2 bytes that go, on numba's threads, to
+# ``reduce_fixed_rows``, compiled for their length: LLVM unrolls the loop along rows of up
+# to 20 to 31 such elements, by type, and vectorises the loop across them; for longer
+# rows, and for elements of 4 and 8 bytes (gathered), it took longer than the loops for
+# rows of any length (docs/performance.md, "The portable tier's short rows of narrow
+# elements compiled for their length").
+FIXED_ROWS = 16
+# Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
+# "The portable tier's short rows of floats folded across the rows").
+ACROSS_ROWS = 256
+# Elements of a piece of a row at least, where long rows are too few to share out ...
+PIECE = 1 << 16
+# ... whole: fewer than this many, which is also about how many pieces they are cut into
+# (enough for 16 threads; the loop cannot ask numba for the number of threads and stay
+# in the disk cache).
+PIECES = 16
+# Inner positions a task of ``reduce_middle`` owns (its running keys stay in L1).
+STRETCH = 1024
+# Fewer than PIECES blocks of at most PART_WIDTH inner positions, and at least
+# 2 * PART_ROWS rows, go to ``reduce_middle_parts`` where they are shared out among
+# numba's threads (serial calls, on inputs in cache, gain nothing by it); its parts have
+# at least PART_ROWS rows (docs/performance.md, "The portable tier's few blocks cut into
+# parts of rows").
+PART_WIDTH = 1 << 14
+PART_ROWS = 16
+# Blocks of fewer inner positions than this go to ``reduce_narrow`` ...
+NARROW_WIDTH = 64
+# ... which, like the short rows of ``reduce_rows``, takes about this many elements a task.
+TASK_ELEMENTS = 1 << 14
+
+# Narrow blocks of at most TILE_ROWS rows (by the elements' item size) and TILE_BYTES
+# bytes go to ``reduce_tiles``, whose tiles are TILE_LANES elements wide
+# (docs/performance.md, "Narrow blocks of few rows copied into tiles").
+TILE_ROWS = {1: 64, 2: 64, 4: 32, 8: 16}
+TILE_BYTES = 2048
+TILE_LANES = 512
+# On numba's threads, tiled blocks of 2 to FIXED_COLUMNS[itemsize] columns go to
+# ``reduce_tiles`` compiled for their width, whose copy LLVM unrolls; for wider blocks
+# the loop of any width, whose copy of a row LLVM vectorises, took less time
+# (docs/performance.md, "The portable tier's tiles compiled for their blocks' width").
+FIXED_COLUMNS = {1: 15, 2: 7, 4: 4, 8: 4}
+
+# Row numbers within a group of ``reduce_middle`` (and of ``reduce_narrow``'s wide rows,
+# but beside 8-byte elements), by the elements' item size.
+# 32 bits for 64-bit elements too: fewer bytes to carry, and a group of 2**31 - 1 rows
+# (docs/performance.md, "Narrow blocks of few rows copied into tiles").
+ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int32}
+# Places within a block of BLOCK_BYTES (``find_key``), by the elements' item size: as wide
+# as the keys, so that a vector holds as many places as keys, and at least 16 bits, which
+# count a block of BLOCK_BYTES one-byte elements.
+PLACES = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int64}
