@@ -24,8 +24,8 @@ each a plain function of ``(x, out, last, flip)``:
     +inf, ``-0.0 == +0.0``), and ``flip``, which makes one compiled loop serve ArgMax and
     ArgMin, and both signs of an integer width.
 ``tuning``
-    The sizes of blocks, tasks, short rows and tiles, each measured
-    (docs/performance.md).
+    The sizes of blocks, tasks, short rows and tiles (docs/performance.md has the
+    measurements behind most of them).
 ``compiling``
     How a loop is bound to one element format's functions and compiled on first use.
 ``choice``
