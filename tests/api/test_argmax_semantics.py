@@ -619,7 +619,7 @@ def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypa
     # than a group: here it is not, so that the middle-axis loop folds all its rows.)
     use_tier(monkeypatch, "portable")
     monkeypatch.setattr(portable.choice, "PART_WIDTH", 0)
-    group = np.iinfo(np.int16).max
+    group = int(np.iinfo(tuning.ROW_NUMBERS[dtype.itemsize]).max)  # rows a group counts
     n, inner = 2 * group + 3, tuning.NARROW_WIDTH
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     parallel = kernel_path == "parallel"
@@ -646,7 +646,7 @@ def test_narrow_blocks_numbered_in_groups(dtype, kernel_path, monkeypatch, searc
     # whole wide row, the first or the last of ties across groups and across a group's
     # border, a NaN above all.
     use_tier(monkeypatch, "portable")
-    group = np.iinfo(np.int16).max
+    group = int(np.iinfo(tuning.ROW_NUMBERS[dtype.itemsize]).max)  # rows a group counts
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     parallel = kernel_path == "parallel"
     rng = np.random.default_rng(11)
