@@ -610,6 +610,31 @@ def test_few_blocks_cut_into_parts_of_rows(dtype, monkeypatch, searched_by):
                 np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {top} {last}")
 
 
+@pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[2], INTS[0]], ids=str)
+def test_blocks_cut_into_stretches_of_columns(dtype, monkeypatch, searched_by):
+    # On numba's threads the middle-axis loop cuts a block into stretches of columns, one
+    # a task: as many as make PIECES tasks of the input, at least STRETCH, at most
+    # STRETCH_BYTES' worth. Inputs where each of the three decides, and blocks that end
+    # in a stretch cut short, with many ties: every column's answer checked.
+    use_tier(monkeypatch, "portable")
+    use_thresholds(monkeypatch, **PARALLEL)
+    rng = np.random.default_rng(12)
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
+    widest = tuning.STRETCH_BYTES // dtype.itemsize
+    shapes = (
+        (1, 3, 5 * tuning.STRETCH - 1),  # STRETCH: fewer than PIECES tasks
+        (1, 2, 8 * widest + 5),  # PIECES tasks, between STRETCH and STRETCH_BYTES' worth
+        (1, 3, 40 * widest + 1),  # STRETCH_BYTES' worth: more than PIECES tasks
+        (3, 2, 5 * tuning.PART_WIDTH + 3),  # three blocks, each ending in a shorter one
+    )
+    for outer, n, inner in shapes:
+        assert kernels.choose(outer, n, inner, True).loop is kernels.middle[True]
+        x = random_tensor(dtype, (outer, n, inner), rng, special=0.1)
+        for last in (0, 1):
+            want = onnx_argmax(x, 1, 0, last)
+            np.testing.assert_array_equal(argmax(x, 1, 0, last), want, err_msg=f"{x.shape}")
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[2], INTS[0]], ids=str)
 def test_rows_of_the_middle_axis_numbered_in_groups(dtype, kernel_path, monkeypatch, searched_by):
     # The portable tier numbers the rows of the middle axis in groups of as many rows as

@@ -1,11 +1,11 @@
 """The portable loops of every other axis, over ``(outer, n, inner)`` views.
 
-* ``reduce_middle``: each task owns a stretch of up to STRETCH inner positions of one
-  block ``x[o]`` and folds the ``n`` rows into a best key and row number per position,
-  a row at a time, so that the input is read once, in memory order, in loops across the
-  positions that LLVM vectorises. Row numbers are kept as narrow as the keys (at least
-  16 bits, at most 32) within a group of rows they can count, and merged into the whole
-  block's after each group.
+* ``reduce_middle``: each task owns a stretch of inner positions of one block ``x[o]``
+  (STRETCH of them to STRETCH_BYTES' worth) and folds the ``n`` rows into a best key and
+  row number per position, a row at a time, so that the input is read once, in memory
+  order, in loops across the positions that LLVM vectorises. Row numbers are kept as
+  narrow as the keys (at least 16 bits, at most 32) within a group of rows they can
+  count, and merged into the whole block's after each group.
 * ``reduce_middle_parts``: fewer than PIECES blocks of at most PART_WIDTH inner
   positions, on numba's threads: each block's rows are cut into parts of consecutive
   rows, each folded over the whole width by one task, which so reads one run of memory
@@ -30,7 +30,15 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .tuning import NARROW_WIDTH, PART_ROWS, PIECES, STRETCH, TASK_ELEMENTS, TILE_LANES
+from .tuning import (
+    NARROW_WIDTH,
+    PART_ROWS,
+    PIECES,
+    STRETCH,
+    STRETCH_BYTES,
+    TASK_ELEMENTS,
+    TILE_LANES,
+)
 
 __all__ = [
     "fold_row",
@@ -126,12 +134,17 @@ def fold_rows(x, o, r0, r1, j0, width, last, flip):
 
 
 def reduce_middle(x, out, last, flip):
+    # A task's stretch: as many positions as make PIECES tasks of the input, rounded up
+    # to a multiple of 64, at least STRETCH and at most STRETCH_BYTES' worth (the longer
+    # a row's run of memory, the faster it was read).
     outer, n, inner = x.shape
-    stretches = (inner + STRETCH - 1) // STRETCH
+    share = (outer * inner + PIECES - 1) // PIECES
+    stretch = min(STRETCH_BYTES // x.itemsize, max(STRETCH, (share + 63) // 64 * 64))
+    stretches = (inner + stretch - 1) // stretch
     for t in prange(outer * stretches):
         o = t // stretches
-        j0 = (t - o * stretches) * STRETCH
-        width = min(j0 + STRETCH, inner) - j0
+        j0 = (t - o * stretches) * stretch
+        width = min(j0 + stretch, inner) - j0
         out[o, j0 : j0 + width] = fold_rows(x, o, 0, n, j0, width, last, flip)[1]
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "PLACES",
     "ROW_NUMBERS",
     "STRETCH",
+    "STRETCH_BYTES",
     "TASK_ELEMENTS",
     "TILE_BYTES",
     "TILE_LANES",
@@ -70,8 +71,12 @@ PIECE = 1 << 16
 # (enough for 16 threads; the loop cannot ask numba for the number of threads and stay
 # in the disk cache).
 PIECES = 16
-# Inner positions a task of ``reduce_middle`` owns (its running keys stay in L1).
+# Inner positions a task of ``reduce_middle`` owns: at least STRETCH, and more where the
+# input still makes PIECES tasks, up to STRETCH_BYTES' worth: each row of a task's stretch
+# is one run of memory, and longer runs were read faster (docs/performance.md, "The
+# portable tier's middle axis in longer stretches").
 STRETCH = 1024
+STRETCH_BYTES = 1 << 14
 # Fewer than PIECES blocks of at most PART_WIDTH inner positions, and at least
 # 2 * PART_ROWS rows, go to ``reduce_middle_parts`` where they are shared out among
 # numba's threads (serial calls, on inputs in cache, gain nothing by it); its parts have
