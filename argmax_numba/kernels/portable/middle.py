@@ -222,13 +222,21 @@ def reduce_narrow(x, out, last, flip):
                             at[q] = group_at[q]
                     else:
                         take(best, at, group_best, group_at, g0, last)
+            if wide_rows > 0:
+                # Each column's m lanes merged into its first, a lane at a time across the
+                # columns, and their wide rows made rows.
+                for c in range(inner):
+                    at[c] = at[c] * m
+                for s in range(1, m):
+                    for c in range(inner):
+                        k, r = best[s * inner + c], at[s * inner + c] * m + s
+                        b, a = best[c], at[c]
+                        wins = k > b or (k == b and (r > a if last else r < a))
+                        at[c] = r if wins else a
+                        best[c] = max(k, b)
             for c in range(inner):
                 if wide_rows > 0:
-                    top, row = best[c], at[c] * m
-                    for s in range(1, m):
-                        k, r = best[s * inner + c], at[s * inner + c] * m + s
-                        if k > top or (k == top and (r > row if last else r < row)):
-                            top, row = k, r
+                    top, row = best[c], at[c]
                     first = wide_rows * m
                 else:
                     top, row = key(flat[c], flip), 0
