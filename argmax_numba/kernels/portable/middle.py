@@ -223,8 +223,9 @@ def reduce_narrow(x, out, last, flip):
                     else:
                         take(best, at, group_best, group_at, g0, last)
             if wide_rows > 0:
-                # Each column's m lanes merged into its first, a lane at a time across the
-                # columns, and their wide rows made rows.
+                # Each column's m lanes merged into its first lane, in loops across the
+                # columns (which LLVM vectorises); lane s of wide row w stands for row
+                # w * m + s, which ``at`` holds from here on.
                 for c in range(inner):
                     at[c] = at[c] * m
                 for s in range(1, m):
