@@ -10,10 +10,10 @@
   looked for, read again from cache. A search for the first place stops, at the end of a
   chunk of CHUNK elements, once it has found the greatest key there is (the type's
   greatest integer, or a NaN).
-* ``reduce_fixed_rows``: rows of 2 to FIXED_ROWS elements of 1 or 2 bytes on numba's
-  threads, in inputs of more than TASK_ELEMENTS elements, compiled for each length, so
-  that LLVM unrolls the loop along a row and vectorises the loop across the rows, each
-  lane a row.
+* ``reduce_fixed_rows``: rows of 2 to FIXED_ROWS elements of at most FIXED_ROW_BYTES
+  bytes on numba's threads, in inputs of more than TASK_ELEMENTS elements, compiled for
+  each length, so that LLVM unrolls the loop along a row and vectorises the loop across
+  the rows, each lane a row.
 * ``reduce_rows_across``: short rows of floats (FLOAT_ROWS) on numba's threads,
   ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
   keys of many rows are computed side by side in vector lanes rather than one after
@@ -144,7 +144,7 @@ def reduce_rows(x, out, last, flip):
 
 
 def reduce_fixed_rows(x, out, last, flip):
-    # Rows of LENGTH elements of 1 or 2 bytes, LENGTH fixed when the loop is compiled
+    # Rows of LENGTH elements (FIXED_ROW_BYTES), LENGTH fixed when the loop is compiled
     # (``PortableKernels.fixed_rows``), on numba's threads, many rows to a task. With it
     # known, LLVM unrolls the loop along a row and vectorises the loop across the rows,
     # each lane a row whose elements it loads interleaved; for a row of any length

@@ -1,12 +1,15 @@
 """The portable loops' tuned sizes: of blocks, chunks, tasks, short rows and tiles, and
 the integer types of the row numbers and places they keep. Each is read as a constant
 when a loop is compiled, and by ``choice`` where it chooses a loop; where a size was
-measured, its comment names the section of docs/performance.md."""
+measured, its comment names the section of docs/performance.md. One depends on the CPU
+that numba compiles for: FIXED_ROW_BYTES."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+import llvmlite.binding as llvm
+import numba
 import numpy as np
 
 __all__ = [
@@ -15,6 +18,7 @@ __all__ = [
     "CHUNK",
     "FIXED_COLUMNS",
     "FIXED_ROWS",
+    "FIXED_ROW_BYTES",
     "FLOAT_ROWS",
     "INTEGER_ROWS",
     "NARROW_WIDTH",
@@ -55,13 +59,34 @@ class ShortRows(NamedTuple):
 # of 8-byte integers, "The portable tier's short rows of 64-bit integers searched".
 INTEGER_ROWS = ShortRows(serial={1: 31, 2: 15, 4: 15, 8: 15}, threads={1: 31, 2: 31, 4: 15, 8: 8})
 FLOAT_ROWS = ShortRows(serial={2: 15, 4: 15, 8: 7}, threads={2: 31, 4: 23, 8: 7})
-# The longest rows of elements of 1 or 2 bytes that go, on numba's threads, to
-# ``reduce_fixed_rows``, compiled for their length: LLVM unrolls the loop along rows of up
-# to 20 to 31 such elements, by type, and vectorises the loop across them; for longer
-# rows, and for elements of 4 and 8 bytes (gathered), it took longer than the loops for
-# rows of any length (docs/performance.md, "The portable tier's short rows of narrow
-# elements compiled for their length").
+# The longest rows that go, on numba's threads, to ``reduce_fixed_rows``, compiled for
+# their length: LLVM unrolls the loop along rows of up to 20 to 31 elements of 1 or 2
+# bytes, by type, and vectorises the loop across them; for longer rows it took longer
+# than the loops for rows of any length (docs/performance.md, "The portable tier's short
+# rows of narrow elements compiled for their length").
 FIXED_ROWS = 16
+
+
+def _avx2_without_avx512() -> bool:
+    """Whether numba compiles for an x86-64 CPU with AVX2 and without AVX-512 (its
+    features from ``NUMBA_CPU_FEATURES`` where that is set, else the host's)."""
+    try:
+        if llvm.get_process_triple().split("-")[0] != "x86_64":
+            return False
+        features = numba.config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
+    except RuntimeError:  # (llvmlite cannot tell this host's features)
+        return False
+    flags = set(features.split(","))
+    return "+avx2" in flags and "+avx512f" not in flags
+
+
+# The widest elements, in bytes, whose short rows go to ``reduce_fixed_rows``. For a CPU
+# with AVX2 but not AVX-512, LLVM builds that loop's vectors of rows of 4- and 8-byte
+# elements without gathers, and the loop took 0.2-0.9 of the time of the loops for rows
+# of any length; with AVX-512 it gathered them, and took longer than those loops
+# (docs/performance.md, "The portable tier's short rows of wide elements compiled for
+# their length"). Elsewhere, untried, elements of 1 and 2 bytes only.
+FIXED_ROW_BYTES = 8 if _avx2_without_avx512() else 2
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
 # "The portable tier's short rows of floats folded across the rows").
 ACROSS_ROWS = 256
