@@ -4,7 +4,9 @@ layout x flag."""
 from __future__ import annotations
 
 import itertools
+import platform
 
+import numba
 import numpy as np
 import pytest
 from conftest import (
@@ -492,8 +494,8 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
     # task: the extreme must be found in any place of a row, the first or the last of
     # ties (NaN, -0.0 with +0.0, inf), in every task and in a last one part full. Longer
     # rows, serial calls, and inputs of one task's elements or fewer take the loops for
-    # rows of any length. Elements of 4 and 8 bytes take it on some CPUs only: here on
-    # every one.
+    # rows of any length. Elements of 4 and 8 bytes take it on some CPUs only
+    # (FIXED_ROW_BYTES): this test sends them there on any.
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
     monkeypatch.setattr(portable.choice, "FIXED_ROW_BYTES", 8)
@@ -522,6 +524,19 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
         assert kernels.choose(many, 4, 1, True).loop not in kernels._fixed.values()
     else:
         assert kernels.choose(many, 4, 1, True).loop is kernels.fixed_rows(4)
+
+
+@pytest.mark.parametrize(
+    ("features", "avx2_alone"),
+    [("+avx2,-avx512f", True), ("+avx2,+avx512f", False), ("+sse4.2,-avx2,-avx512f", False)],
+)
+def test_wide_short_rows_compiled_for_their_length_by_the_cpu(monkeypatch, features, avx2_alone):
+    # Rows of elements of 4 and 8 bytes take the loop compiled for their length where
+    # numba compiles for an x86-64 CPU with AVX2 and without AVX-512, as told by
+    # NUMBA_CPU_FEATURES where it is set (numba.config.CPU_FEATURES).
+    monkeypatch.setattr(numba.config, "CPU_FEATURES", features)
+    x86 = platform.machine().lower() in ("x86_64", "amd64")
+    assert tuning._avx2_without_avx512() is (avx2_alone and x86)
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)

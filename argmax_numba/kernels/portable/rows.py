@@ -144,12 +144,12 @@ def reduce_rows(x, out, last, flip):
 
 
 def reduce_fixed_rows(x, out, last, flip):
-    # Rows of LENGTH elements (FIXED_ROW_BYTES), LENGTH fixed when the loop is compiled
-    # (``PortableKernels.fixed_rows``), on numba's threads, many rows to a task. With it
-    # known, LLVM unrolls the loop along a row and vectorises the loop across the rows,
-    # each lane a row whose elements it loads interleaved; for a row of any length
-    # (``reduce_rows``) it searches one row after another. The flat view makes the
-    # distance between rows LENGTH elements for LLVM too, not the array's stride.
+    # Rows of LENGTH elements (of at most FIXED_ROW_BYTES bytes), LENGTH fixed when the
+    # loop is compiled (``PortableKernels.fixed_rows``), on numba's threads, many rows to
+    # a task. With it known, LLVM unrolls the loop along a row and vectorises the loop
+    # across the rows, each lane a row whose elements it loads interleaved; for a row of
+    # any length (``reduce_rows``) it searches one row after another. The flat view makes
+    # the distance between rows LENGTH elements for LLVM too, not the array's stride.
     outer = x.shape[0]
     flat = x.reshape(outer * LENGTH)
     per = max(1, TASK_ELEMENTS // LENGTH)
