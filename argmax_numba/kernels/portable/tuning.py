@@ -82,8 +82,8 @@ def _avx2_without_avx512() -> bool:
 
 # The widest elements, in bytes, whose short rows go to ``reduce_fixed_rows``. For a CPU
 # with AVX2 but not AVX-512, LLVM builds that loop's vectors of rows of 4- and 8-byte
-# elements without gathers, and the loop took 0.2-0.9 of the time of the loops for rows
-# of any length; with AVX-512 it gathered them, and took longer than those loops
+# elements without gathers, and the loop took 0.17-0.96 of the time of the loops for
+# rows of any length; with AVX-512 it gathered them, and took longer than those loops
 # (docs/performance.md, "The portable tier's short rows of wide elements compiled for
 # their length"). Elsewhere, untried, elements of 1 and 2 bytes only.
 FIXED_ROW_BYTES = 8 if _avx2_without_avx512() else 2
