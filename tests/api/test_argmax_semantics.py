@@ -539,6 +539,14 @@ def test_wide_short_rows_compiled_for_their_length_by_the_cpu(monkeypatch, featu
     assert tuning._avx2_without_avx512() is (avx2_alone and x86)
 
 
+def test_wide_short_rows_left_out_where_numba_turns_avx_off(monkeypatch):
+    # With NUMBA_ENABLE_AVX=0 numba compiles for the host without AVX's features, so
+    # that rows of elements of 4 and 8 bytes keep the loops for rows of any length.
+    monkeypatch.setattr(numba.config, "CPU_FEATURES", None)
+    monkeypatch.setattr(numba.config, "ENABLE_AVX", False)
+    assert tuning._avx2_without_avx512() is False
+
+
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)
 def test_narrow_blocks_of_few_rows_copied_into_tiles(dtype, kernel_path, monkeypatch, searched_by):
     # The portable tier copies narrow blocks of few rows side by side into tiles of

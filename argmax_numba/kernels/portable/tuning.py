@@ -69,11 +69,16 @@ FIXED_ROWS = 16
 
 def _avx2_without_avx512() -> bool:
     """Whether numba compiles for an x86-64 CPU with AVX2 and without AVX-512 (its
-    features from ``NUMBA_CPU_FEATURES`` where that is set, else the host's)."""
+    features from ``NUMBA_CPU_FEATURES`` where that is set, else the host's, none of
+    AVX's where ``NUMBA_ENABLE_AVX`` turns them off, as numba takes them)."""
     try:
         if llvm.get_process_triple().split("-")[0] != "x86_64":
             return False
-        features = numba.config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
+        features = numba.config.CPU_FEATURES
+        if not features:
+            if not numba.config.ENABLE_AVX:
+                return False
+            features = llvm.get_host_cpu_features().flatten()
     except RuntimeError:  # (llvmlite cannot tell this host's features)
         return False
     flags = set(features.split(","))
