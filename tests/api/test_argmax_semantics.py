@@ -464,7 +464,7 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     # a column at a time across ACROSS_ROWS rows of a task: the extreme must be found in any
     # column, the first or the last of ties (NaN, -0.0 with +0.0, inf), in every task
     # and in a last one part full; rows of one element, and the longest rows it takes.
-    # (Rows of 2 to FIXED_ROWS 16-bit floats have a loop of their own.)
+    # (Rows of 2 to FIXED_ROWS[2] 16-bit floats have a loop of their own.)
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(12)
@@ -472,7 +472,7 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     across = kernels.rows_across
     tasks = tuning.ACROSS_ROWS
     longest = tuning.FLOAT_ROWS.threads[dtype.itemsize]
-    fixed = tuning.FIXED_ROWS
+    fixed = tuning.FIXED_ROWS[2]
     a, b = (2, min(10, longest - 1)) if dtype.itemsize > 2 else (fixed + 1, fixed + 2)
     for outer, n in ((1, 1), (tasks - 1, a), (2 * tasks + 5, b), (tasks + 1, longest)):
         assert kernels.choose(outer, n, 1, True).loop is across
@@ -489,19 +489,19 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
 
 @pytest.mark.parametrize("dtype", [*FLOATS, INTS[0], INTS[2], INTS[5], INTS[7]], ids=str)
 def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
-    # On numba's threads, the portable tier searches rows of 2 to FIXED_ROWS elements of
-    # at most FIXED_ROW_BYTES bytes with a loop compiled for their length, many rows to a
-    # task: the extreme must be found in any place of a row, the first or the last of
-    # ties (NaN, -0.0 with +0.0, inf), in every task and in a last one part full. Longer
-    # rows, serial calls, and inputs of one task's elements or fewer take the loops for
-    # rows of any length. Elements of 4 and 8 bytes take it on some CPUs only
-    # (FIXED_ROW_BYTES): this test sends them there on any.
+    # On numba's threads, the portable tier searches rows of 2 to FIXED_ROWS[itemsize]
+    # elements with a loop compiled for their length, many rows to a task: the extreme
+    # must be found in any place of a row, the first or the last of ties (NaN, -0.0 with
+    # +0.0, inf), in every task and in a last one part full. Longer rows, serial calls,
+    # and inputs of one task's elements or fewer take the loops for rows of any length.
+    # How long rows of 4 and 8 bytes may be depends on the CPU (``tuning.fixed_rows``):
+    # this test sends rows of up to 16 elements there on any.
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
-    monkeypatch.setattr(portable.choice, "FIXED_ROW_BYTES", 8)
+    longest = 16
+    monkeypatch.setattr(portable.choice, "FIXED_ROWS", dict.fromkeys((1, 2, 4, 8), longest))
     rng = np.random.default_rng(15)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
-    longest = tuning.FIXED_ROWS
     for n in (2, 3, longest):
         fixed = kernels.fixed_rows(n)
         per = tuning.TASK_ELEMENTS // n  # rows of a task
@@ -519,7 +519,7 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
     for n in (1, longest + 1):
         assert kernels.choose(many, n, 1, True).loop not in kernels._fixed.values()
     # Where the CPU leaves elements of 4 and 8 bytes out, their rows take the others.
-    monkeypatch.setattr(portable.choice, "FIXED_ROW_BYTES", 2)
+    monkeypatch.setattr(portable.choice, "FIXED_ROWS", {1: 16, 2: 16, 4: 0, 8: 0})
     if dtype.itemsize > 2:
         assert kernels.choose(many, 4, 1, True).loop not in kernels._fixed.values()
     else:
@@ -527,16 +527,24 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
 
 
 @pytest.mark.parametrize(
-    ("features", "avx2_alone"),
-    [("+avx2,-avx512f", True), ("+avx2,+avx512f", False), ("+sse4.2,-avx2,-avx512f", False)],
+    ("features", "wide"),
+    [
+        ("+avx2,-avx512f", {4: 16, 8: 16}),
+        ("+avx2,+avx512f", {4: 8, 8: 7}),
+        ("+sse4.2,-avx2,-avx512f", {4: 0, 8: 0}),
+    ],
 )
-def test_wide_short_rows_compiled_for_their_length_by_the_cpu(monkeypatch, features, avx2_alone):
-    # Rows of elements of 4 and 8 bytes take the loop compiled for their length where
-    # numba compiles for an x86-64 CPU with AVX2 and without AVX-512, as told by
+def test_short_rows_compiled_for_their_length_as_long_as_the_cpu_allows(
+    monkeypatch, features, wide
+):
+    # Rows of up to 16 elements of 1 and 2 bytes take the loop compiled for their length
+    # on any CPU. Rows of elements of 4 and 8 bytes take it where numba compiles for an
+    # x86-64 CPU with AVX2: up to 16 of them, or with AVX-512 up to 8 and 7, as told by
     # NUMBA_CPU_FEATURES where it is set (numba.config.CPU_FEATURES).
     monkeypatch.setattr(numba.config, "CPU_FEATURES", features)
     x86 = platform.machine().lower() in ("x86_64", "amd64")
-    assert tuning._avx2_without_avx512() is (avx2_alone and x86)
+    want = {1: 16, 2: 16, **(wide if x86 else {4: 0, 8: 0})}
+    assert tuning.fixed_rows(tuning._x86_features()) == want
 
 
 def test_wide_short_rows_left_out_where_numba_turns_avx_off(monkeypatch):
@@ -544,7 +552,7 @@ def test_wide_short_rows_left_out_where_numba_turns_avx_off(monkeypatch):
     # that rows of elements of 4 and 8 bytes keep the loops for rows of any length.
     monkeypatch.setattr(numba.config, "CPU_FEATURES", None)
     monkeypatch.setattr(numba.config, "ENABLE_AVX", False)
-    assert tuning._avx2_without_avx512() is False
+    assert tuning.fixed_rows(tuning._x86_features()) == {1: 16, 2: 16, 4: 0, 8: 0}
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[7]], ids=str)

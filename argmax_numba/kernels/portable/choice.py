@@ -35,7 +35,6 @@ from .rows import (
 from .tuning import (
     BLOCK_BYTES,
     FIXED_COLUMNS,
-    FIXED_ROW_BYTES,
     FIXED_ROWS,
     FLOAT_ROWS,
     INTEGER_ROWS,
@@ -167,7 +166,7 @@ class PortableKernels:
         # thresholds send it there) would spend more on compiling the loop than it saves.
         fixed = parallel and outer * n * inner > TASK_ELEMENTS
         if inner == 1:
-            if fixed and self.itemsize <= FIXED_ROW_BYTES and 2 <= n <= FIXED_ROWS:
+            if fixed and 2 <= n <= FIXED_ROWS[self.itemsize]:
                 loop = self.fixed_rows(n)
             elif parallel and self.float_keys and n <= self.short_row[True]:
                 # (floats only: an integer is its own key, and ``reduce_rows`` is as fast)

@@ -10,10 +10,10 @@
   looked for, read again from cache. A search for the first place stops, at the end of a
   chunk of CHUNK elements, once it has found the greatest key there is (the type's
   greatest integer, or a NaN).
-* ``reduce_fixed_rows``: rows of 2 to FIXED_ROWS elements of at most FIXED_ROW_BYTES
-  bytes on numba's threads, in inputs of more than TASK_ELEMENTS elements, compiled for
-  each length, so that LLVM unrolls the loop along a row and vectorises the loop across
-  the rows, each lane a row.
+* ``reduce_fixed_rows``: rows of 2 to FIXED_ROWS elements (by item size and CPU) on
+  numba's threads, in inputs of more than TASK_ELEMENTS elements, compiled for each
+  length, so that LLVM unrolls the loop along a row and vectorises the loop across the
+  rows, each lane a row.
 * ``reduce_rows_across``: short rows of floats (FLOAT_ROWS) on numba's threads,
   ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
   keys of many rows are computed side by side in vector lanes rather than one after
@@ -144,21 +144,27 @@ def reduce_rows(x, out, last, flip):
 
 
 def reduce_fixed_rows(x, out, last, flip):
-    # Rows of LENGTH elements (of at most FIXED_ROW_BYTES bytes), LENGTH fixed when the
+    # Rows of LENGTH elements (at most FIXED_ROWS of their item size), LENGTH fixed when the
     # loop is compiled (``PortableKernels.fixed_rows``), on numba's threads, many rows to
     # a task. With it known, LLVM unrolls the loop along a row and vectorises the loop
     # across the rows, each lane a row whose elements it loads interleaved; for a row of
     # any length (``reduce_rows``) it searches one row after another. The flat view makes
     # the distance between rows LENGTH elements for LLVM too, not the array's stride.
+    # The rows are numbered in unsigned integers: numba reads ``a[i]`` at a signed ``i``
+    # through a test for a negative index (counted from the end), which LLVM cannot drop
+    # where it does not know ``i`` to be positive, as for a task's rows, and which made it
+    # load and store each lane on its own; an unsigned index has no such test
+    # (docs/performance.md, "The portable tier's short rows indexed by unsigned integers").
     outer = x.shape[0]
     flat = x.reshape(outer * LENGTH)
     per = max(1, TASK_ELEMENTS // LENGTH)
     for t in prange((outer + per - 1) // per):
-        for o in range(t * per, min(t * per + per, outer)):
-            best = key(flat[o * LENGTH], flip)
+        for o in range(np.uint64(t * per), np.uint64(min(t * per + per, outer))):
+            first = o * np.uint64(LENGTH)
+            best = key(flat[first], flip)
             at = 0
             for i in range(1, LENGTH):
-                k = key(flat[o * LENGTH + i], flip)
+                k = key(flat[first + np.uint64(i)], flip)
                 at = i if (k >= best if last else k > best) else at
                 best = max(k, best)
             out[o] = at

@@ -2,7 +2,7 @@
 the integer types of the row numbers and places they keep. Each is read as a constant
 when a loop is compiled, and by ``choice`` where it chooses a loop; where a size was
 measured, its comment names the section of docs/performance.md. One depends on the CPU
-that numba compiles for: FIXED_ROW_BYTES."""
+that numba compiles for: FIXED_ROWS."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ __all__ = [
     "CHUNK",
     "FIXED_COLUMNS",
     "FIXED_ROWS",
-    "FIXED_ROW_BYTES",
     "FLOAT_ROWS",
     "INTEGER_ROWS",
     "NARROW_WIDTH",
@@ -35,6 +34,7 @@ __all__ = [
     "TILE_LANES",
     "TILE_ROWS",
     "ShortRows",
+    "fixed_rows",
 ]
 
 # Bytes of a block of a long row, whose largest key is found before its place is looked
@@ -59,39 +59,48 @@ class ShortRows(NamedTuple):
 # of 8-byte integers, "The portable tier's short rows of 64-bit integers searched".
 INTEGER_ROWS = ShortRows(serial={1: 31, 2: 15, 4: 15, 8: 15}, threads={1: 31, 2: 31, 4: 15, 8: 8})
 FLOAT_ROWS = ShortRows(serial={2: 15, 4: 15, 8: 7}, threads={2: 31, 4: 23, 8: 7})
-# The longest rows that go, on numba's threads, to ``reduce_fixed_rows``, compiled for
-# their length: LLVM unrolls the loop along rows of up to 20 to 31 elements of 1 or 2
-# bytes, by type, and vectorises the loop across them; for longer rows it took longer
-# than the loops for rows of any length (docs/performance.md, "The portable tier's short
-# rows of narrow elements compiled for their length").
-FIXED_ROWS = 16
 
 
-def _avx2_without_avx512() -> bool:
-    """Whether numba compiles for an x86-64 CPU with AVX2 and without AVX-512 (its
-    features from ``NUMBA_CPU_FEATURES`` where that is set, else the host's, none of
-    AVX's where ``NUMBA_ENABLE_AVX`` turns them off, as numba takes them)."""
+def _x86_features() -> set[str] | None:
+    """The CPU features numba compiles for, where it compiles for x86-64 (from
+    ``NUMBA_CPU_FEATURES`` where that is set, else the host's, none of AVX's where
+    ``NUMBA_ENABLE_AVX`` turns them off, as numba takes them); None elsewhere, or where
+    llvmlite cannot tell the host's."""
     try:
         if llvm.get_process_triple().split("-")[0] != "x86_64":
-            return False
+            return None
         features = numba.config.CPU_FEATURES
         if not features:
             if not numba.config.ENABLE_AVX:
-                return False
+                return set()
             features = llvm.get_host_cpu_features().flatten()
     except RuntimeError:  # (llvmlite cannot tell this host's features)
-        return False
-    flags = set(features.split(","))
-    return "+avx2" in flags and "+avx512f" not in flags
+        return None
+    return set(features.split(","))
 
 
-# The widest elements, in bytes, whose short rows go to ``reduce_fixed_rows``. For a CPU
-# with AVX2 but not AVX-512, LLVM builds that loop's vectors of rows of 4- and 8-byte
-# elements without gathers, and the loop took 0.17-0.96 of the time of the loops for
-# rows of any length; with AVX-512 it gathered them, and took longer than those loops
-# (docs/performance.md, "The portable tier's short rows of wide elements compiled for
-# their length"). Elsewhere, untried, elements of 1 and 2 bytes only.
-FIXED_ROW_BYTES = 8 if _avx2_without_avx512() else 2
+def fixed_rows(features: set[str] | None) -> dict[int, int]:
+    """The longest rows, by the elements' item size, that go on numba's threads to
+    ``reduce_fixed_rows``, compiled for their length, where numba compiles for a CPU of
+    ``features`` (``_x86_features``); 0: none. LLVM unrolls the loop along the row and
+    vectorises the loop across the rows. Rows of 1- and 2-byte elements: up to 16
+    everywhere (LLVM unrolls rows of up to 20 to 31 of them, by type; longer rows took
+    longer than the loops for rows of any length). Rows of 4- and 8-byte elements: on a
+    CPU with AVX2, where LLVM loads their lanes interleaved, up to 16; with AVX-512,
+    where it gathers rows of more than 8 and 7 of them, up to 8 and 7 (docs/performance.md,
+    "The portable tier's short rows indexed by unsigned integers"). Elsewhere, untried,
+    none."""
+    avx2 = features is not None and "+avx2" in features
+    avx512 = avx2 and "+avx512f" in features
+    return {
+        1: 16,
+        2: 16,
+        4: 8 if avx512 else 16 if avx2 else 0,
+        8: 7 if avx512 else 16 if avx2 else 0,
+    }
+
+
+FIXED_ROWS = fixed_rows(_x86_features())
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
 # "The portable tier's short rows of floats folded across the rows").
 ACROSS_ROWS = 256
