@@ -495,10 +495,10 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
     # +0.0, inf), in every task and in a last one part full. Longer rows, serial calls,
     # and inputs of one task's elements or fewer take the loops for rows of any length.
     # How long rows of 4 and 8 bytes may be depends on the CPU (``tuning.fixed_rows``):
-    # this test sends rows of up to 16 elements there on any.
+    # this test sends them there on any, as long as rows of 1 byte may be everywhere.
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
-    longest = 16
+    longest = tuning.FIXED_ROWS[1]
     monkeypatch.setattr(portable.choice, "FIXED_ROWS", dict.fromkeys((1, 2, 4, 8), longest))
     rng = np.random.default_rng(15)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
@@ -519,7 +519,7 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
     for n in (1, longest + 1):
         assert kernels.choose(many, n, 1, True).loop not in kernels._fixed.values()
     # Where the CPU leaves elements of 4 and 8 bytes out, their rows take the others.
-    monkeypatch.setattr(portable.choice, "FIXED_ROWS", {1: 16, 2: 16, 4: 0, 8: 0})
+    monkeypatch.setattr(portable.choice, "FIXED_ROWS", {**tuning.FIXED_ROWS, 4: 0, 8: 0})
     if dtype.itemsize > 2:
         assert kernels.choose(many, 4, 1, True).loop not in kernels._fixed.values()
     else:
