@@ -526,6 +526,46 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
         assert kernels.choose(many, 4, 1, True).loop is kernels.fixed_rows(4)
 
 
+@pytest.mark.parametrize("dtype", FLOATS[:2], ids=str)
+def test_rows_of_floats_searched_as_halves(dtype, monkeypatch, searched_by):
+    # On numba's threads, the portable tier searches rows of float32 and float64 too long
+    # for the loop compiled for their length, but of an even length up to twice that
+    # (and up to HALVED_ROWS), as two halves each, with a loop compiled for half their
+    # length: the extreme must be found in either half, the first or the last of ties
+    # within a half and across the two (NaN, -0.0 with +0.0, inf), in every task and in
+    # a last one part full. Odd and longer rows, serial calls, and inputs of one task's
+    # elements or fewer take other loops. How long rows of the loop compiled for their
+    # length may be depends on the CPU (``tuning.fixed_rows``): this test sets it to
+    # half the longest rows searched as halves, on any.
+    use_tier(monkeypatch, "portable")
+    use_thresholds(monkeypatch, **PARALLEL)
+    most = tuning.HALVED_ROWS // 2
+    monkeypatch.setattr(portable.choice, "FIXED_ROWS", {**tuning.FIXED_ROWS, dtype.itemsize: most})
+    rng = np.random.default_rng(17)
+    kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
+    for n in (most + 2, tuning.HALVED_ROWS):
+        halves = kernels.fixed_halves(n // 2)
+        per = tuning.TASK_ELEMENTS // n  # rows of a task
+        outer = 2 * per + 5
+        assert kernels.choose(outer, n, 1, True).loop is halves
+        assert kernels.choose(outer, n, 1, False).loop is not halves
+        assert kernels.choose(per, n, 1, True).loop is not halves
+        x = random_tensor(dtype, (outer, n), rng, special=0.3)
+        x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
+        x[1::7, n // 2 :] = x[1::7, : n // 2]  # halves alike: each best tied across them
+        for keep, last in itertools.product((0, 1), (0, 1)):
+            want = onnx_argmax(x, 1, keep, last)
+            got = argmax(x, 1, keep, last)
+            np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+    many = 2 * tuning.TASK_ELEMENTS  # rows
+    for n in (most + 1, tuning.HALVED_ROWS + 2):
+        assert not portable.halved(n, dtype.itemsize)
+        assert kernels.choose(many, n, 1, True).loop not in kernels._fixed.values()
+    # Integer rows of these lengths keep the loops for rows of any length.
+    integers = portable.portable_kernels(0, dtype.itemsize)
+    assert integers.choose(many, most + 2, 1, True).loop is integers.rows[True]
+
+
 @pytest.mark.parametrize(
     ("features", "wide"),
     [

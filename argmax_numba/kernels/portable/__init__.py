@@ -5,14 +5,14 @@ numba, CPU and Python that numba supports, and under ``NUMBA_DISABLE_JIT=1`` the
 plain Python. They are also the slow, obvious twin that the fast kernels are tested
 against.
 
-Eight loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view,
+Nine loops serve every layout of the canonical C-contiguous ``(outer, n, inner)`` view,
 each a plain function of ``(x, out, last, flip)``:
 
 ``rows``
     The last axis (``inner == 1``): short rows in one pass each, longer ones a block at a
-    time (``reduce_rows``); short rows compiled for their length (``reduce_fixed_rows``)
-    or folded across the rows (``reduce_rows_across``); few long rows cut into pieces
-    (``reduce_row_pieces``).
+    time (``reduce_rows``); short rows compiled for their length (``reduce_fixed_rows``),
+    or for half of it (``reduce_fixed_halves``), or folded across the rows
+    (``reduce_rows_across``); few long rows cut into pieces (``reduce_row_pieces``).
 ``middle``
     Every other axis: a block's rows folded into running keys and row numbers, a stretch
     of positions to a task (``reduce_middle``); few blocks cut into parts of rows
@@ -46,7 +46,7 @@ elements at once as the data allows.
 
 from __future__ import annotations
 
-from .choice import PortableCall, PortableKernels, portable_kernels, tiled
+from .choice import PortableCall, PortableKernels, halved, portable_kernels, tiled
 from .compiling import Loop
 from .keys import flip_argument
 
@@ -55,6 +55,7 @@ __all__ = [
     "PortableCall",
     "PortableKernels",
     "flip_argument",
+    "halved",
     "portable_kernels",
     "tiled",
 ]

@@ -25,6 +25,7 @@ from .middle import (
 )
 from .rows import (
     find_key,
+    reduce_fixed_halves,
     reduce_fixed_rows,
     reduce_row_pieces,
     reduce_rows,
@@ -37,6 +38,7 @@ from .tuning import (
     FIXED_COLUMNS,
     FIXED_ROWS,
     FLOAT_ROWS,
+    HALVED_ROWS,
     INTEGER_ROWS,
     NARROW_WIDTH,
     PART_ROWS,
@@ -50,7 +52,7 @@ from .tuning import (
     TILE_ROWS,
 )
 
-__all__ = ["PortableCall", "PortableKernels", "portable_kernels", "tiled"]
+__all__ = ["PortableCall", "PortableKernels", "halved", "portable_kernels", "tiled"]
 
 
 def tiled(n: int, inner: int, itemsize: int) -> bool:
@@ -58,6 +60,14 @@ def tiled(n: int, inner: int, itemsize: int) -> bool:
     to ``reduce_tiles``: narrow ones of so few rows that ``reduce_narrow`` would fold few
     wide rows, if any, and merge the rest one element at a time."""
     return inner < NARROW_WIDTH and n <= TILE_ROWS[itemsize] and n * inner * itemsize <= TILE_BYTES
+
+
+def halved(n: int, itemsize: int) -> bool:
+    """Whether rows of ``n`` floats of ``itemsize`` bytes on numba's threads go to
+    ``reduce_fixed_halves``: too long for ``reduce_fixed_rows`` on this CPU (FIXED_ROWS),
+    of an even length up to twice as long, and at most HALVED_ROWS."""
+    most = FIXED_ROWS[itemsize]
+    return n % 2 == 0 and most < n <= min(2 * most, HALVED_ROWS)
 
 
 class PortableCall(NamedTuple):
@@ -168,6 +178,10 @@ class PortableKernels:
         if inner == 1:
             if fixed and 2 <= n <= FIXED_ROWS[self.itemsize]:
                 loop = self.fixed_rows(n)
+            elif fixed and self.float_keys and halved(n, self.itemsize):
+                # (floats only: integer rows of these lengths took about as long in
+                # ``reduce_rows``)
+                loop = self.fixed_halves(n // 2)
             elif parallel and self.float_keys and n <= self.short_row[True]:
                 # (floats only: an integer is its own key, and ``reduce_rows`` is as fast)
                 loop = self.rows_across
@@ -199,6 +213,10 @@ class PortableKernels:
     def fixed_rows(self, n: int) -> Loop:
         """``reduce_fixed_rows`` compiled for rows of ``n`` elements."""
         return self._compiled_for(reduce_fixed_rows, "LENGTH", n, 2)
+
+    def fixed_halves(self, half: int) -> Loop:
+        """``reduce_fixed_halves`` compiled for rows of ``2 * half`` elements."""
+        return self._compiled_for(reduce_fixed_halves, "HALF", half, 2)
 
     def fixed_tiles(self, inner: int) -> Loop:
         """``reduce_tiles`` compiled for blocks of ``inner`` columns."""

@@ -14,6 +14,10 @@
   numba's threads, in inputs of more than TASK_ELEMENTS elements, compiled for each
   length, so that LLVM unrolls the loop along a row and vectorises the loop across the
   rows, each lane a row.
+* ``reduce_fixed_halves``: rows of floats too long for ``reduce_fixed_rows`` on this CPU
+  but of an even length up to twice its limit (``choice.halved``), searched as two rows
+  of half their length each, as ``reduce_fixed_rows`` searches rows, then each row's
+  halves compared.
 * ``reduce_rows_across``: short rows of floats (FLOAT_ROWS) on numba's threads,
   ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
   keys of many rows are computed side by side in vector lanes rather than one after
@@ -37,6 +41,7 @@ from .tuning import ACROSS_ROWS, CHUNK, PIECE, PIECES, TASK_ELEMENTS
 
 __all__ = [
     "find_key",
+    "reduce_fixed_halves",
     "reduce_fixed_rows",
     "reduce_row_pieces",
     "reduce_rows",
@@ -51,8 +56,10 @@ __all__ = [
 # block (``place``: ``tuning.PLACES``), as ``find``; ``search_row`` and
 # ``search_short_row`` compiled with them, as ``search`` and ``short_row``; for
 # ``reduce_rows``, its short rows' limit (SHORT: ``ShortRows``) and whether the keys are
-# integers (INTEGERS); for ``reduce_fixed_rows``, the length of its rows (LENGTH).
+# integers (INTEGERS); for ``reduce_fixed_rows``, the length of its rows (LENGTH); for
+# ``reduce_fixed_halves``, the length of half a row (HALF).
 key = greatest = find = place = BLOCK = search = short_row = SHORT = INTEGERS = LENGTH = None
+HALF = None
 
 
 def search_row(row, last, flip):
@@ -168,6 +175,46 @@ def reduce_fixed_rows(x, out, last, flip):
                 at = i if (k >= best if last else k > best) else at
                 best = max(k, best)
             out[o] = at
+
+
+def reduce_fixed_halves(x, out, last, flip):
+    # Rows of 2 * HALF floats, HALF fixed when the loop is compiled
+    # (``PortableKernels.fixed_halves``), on numba's threads, many rows to a task: rows
+    # too long for ``reduce_fixed_rows`` where LLVM would gather them (``choice.halved``).
+    # Each task searches its rows' halves as rows of HALF elements, as
+    # ``reduce_fixed_rows`` does (LLVM loads their lanes interleaved, HALF apart), and
+    # keeps each half's best key and place; then it takes, for each row, the better of
+    # its two halves, the second where the keys tie and ``last`` (docs/performance.md,
+    # "The portable tier's rows of floats searched as halves"). The rows are numbered in
+    # unsigned integers, as in ``reduce_fixed_rows``.
+    outer = x.shape[0]
+    flat = x.reshape(outer * 2 * HALF)
+    per = max(1, TASK_ELEMENTS // (2 * HALF))
+    for t in prange((outer + per - 1) // per):
+        o0 = t * per
+        w = min(per, outer - o0)
+        tops = np.empty(2 * w, x.dtype)
+        places = np.empty(2 * w, np.int32)
+        start = np.uint64(o0) * np.uint64(2 * HALF)
+        for h in range(np.uint64(0), np.uint64(2 * w)):
+            first = start + h * np.uint64(HALF)
+            best = key(flat[first], flip)
+            at = 0
+            for i in range(1, HALF):
+                k = key(flat[first + np.uint64(i)], flip)
+                at = i if (k >= best if last else k > best) else at
+                best = max(k, best)
+            tops[h] = best
+            places[h] = at
+        # (The constants written out in the loops: a name bound outside them is passed
+        # to numba's parallel loop as an argument, unknown to LLVM, and the loop ran up
+        # to 1.5 times as long.)
+        for r in range(np.uint64(0), np.uint64(w)):
+            a, b = tops[2 * r], tops[2 * r + np.uint64(1)]
+            second = b >= a if last else b > a
+            out[np.uint64(o0) + r] = (
+                places[2 * r + np.uint64(1)] + HALF if second else places[2 * r]
+            )
 
 
 def reduce_rows_across(x, out, last, flip):

@@ -19,6 +19,7 @@ __all__ = [
     "FIXED_COLUMNS",
     "FIXED_ROWS",
     "FLOAT_ROWS",
+    "HALVED_ROWS",
     "INTEGER_ROWS",
     "NARROW_WIDTH",
     "PART_ROWS",
@@ -101,6 +102,11 @@ def fixed_rows(features: set[str] | None) -> dict[int, int]:
 
 
 FIXED_ROWS = fixed_rows(_x86_features())
+# On numba's threads, rows of floats of an even length above FIXED_ROWS[itemsize], up to
+# twice that and at most HALVED_ROWS, go to ``reduce_fixed_halves``: with AVX-512, rows of
+# 10 to 16 float32 and of 8 to 14 float64. Longer ones were not measured
+# (docs/performance.md, "The portable tier's rows of floats searched as halves").
+HALVED_ROWS = 16
 # Rows that a task of ``reduce_rows_across`` folds side by side (docs/performance.md,
 # "The portable tier's short rows of floats folded across the rows").
 ACROSS_ROWS = 256
