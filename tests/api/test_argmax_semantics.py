@@ -487,6 +487,29 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
     assert kernels.choose(tasks, wider, 1, True).loop is not across
 
 
+def rows_for_their_own_loop(kernels, loop, dtype, n: int, rng) -> np.ndarray:
+    """Random rows of ``n`` elements, ties, NaN and signed zeros among them, two tasks'
+    worth and a last task part full, which ``loop`` takes on numba's threads (and not
+    serially, nor on numba's threads where they are one task's worth)."""
+    per = tuning.TASK_ELEMENTS // n  # rows of a task
+    outer = 2 * per + 5
+    assert kernels.choose(outer, n, 1, True).loop is loop
+    assert kernels.choose(outer, n, 1, False).loop is not loop
+    assert kernels.choose(per, n, 1, True).loop is not loop
+    x = random_tensor(dtype, (outer, n), rng, special=0.3)
+    x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
+    return x
+
+
+def check_rows(x: np.ndarray) -> None:
+    """``argmax`` along the rows of ``x`` against onnx's, both ``keepdims`` and
+    ``select_last_index``."""
+    for keep, last in itertools.product((0, 1), (0, 1)):
+        want = onnx_argmax(x, 1, keep, last)
+        got = argmax(x, 1, keep, last)
+        np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+
+
 @pytest.mark.parametrize("dtype", [*FLOATS, INTS[0], INTS[2], INTS[5], INTS[7]], ids=str)
 def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
     # On numba's threads, the portable tier searches rows of 2 to FIXED_ROWS[itemsize]
@@ -503,18 +526,8 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
     rng = np.random.default_rng(15)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     for n in (2, 3, longest):
-        fixed = kernels.fixed_rows(n)
-        per = tuning.TASK_ELEMENTS // n  # rows of a task
-        outer = 2 * per + 5
-        assert kernels.choose(outer, n, 1, True).loop is fixed
-        assert kernels.choose(outer, n, 1, False).loop is not fixed
-        assert kernels.choose(per, n, 1, True).loop is not fixed
-        x = random_tensor(dtype, (outer, n), rng, special=0.3)
-        x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
-        for keep, last in itertools.product((0, 1), (0, 1)):
-            want = onnx_argmax(x, 1, keep, last)
-            got = argmax(x, 1, keep, last)
-            np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+        x = rows_for_their_own_loop(kernels, kernels.fixed_rows(n), dtype, n, rng)
+        check_rows(x)
     many = 2 * tuning.TASK_ELEMENTS  # rows
     for n in (1, longest + 1):
         assert kernels.choose(many, n, 1, True).loop not in kernels._fixed.values()
@@ -544,19 +557,9 @@ def test_rows_of_floats_searched_as_halves(dtype, monkeypatch, searched_by):
     rng = np.random.default_rng(17)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     for n in (most + 2, tuning.HALVED_ROWS):
-        halves = kernels.fixed_halves(n // 2)
-        per = tuning.TASK_ELEMENTS // n  # rows of a task
-        outer = 2 * per + 5
-        assert kernels.choose(outer, n, 1, True).loop is halves
-        assert kernels.choose(outer, n, 1, False).loop is not halves
-        assert kernels.choose(per, n, 1, True).loop is not halves
-        x = random_tensor(dtype, (outer, n), rng, special=0.3)
-        x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
+        x = rows_for_their_own_loop(kernels, kernels.fixed_halves(n // 2), dtype, n, rng)
         x[1::7, n // 2 :] = x[1::7, : n // 2]  # halves alike: each best tied across them
-        for keep, last in itertools.product((0, 1), (0, 1)):
-            want = onnx_argmax(x, 1, keep, last)
-            got = argmax(x, 1, keep, last)
-            np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+        check_rows(x)
     many = 2 * tuning.TASK_ELEMENTS  # rows
     for n in (most + 1, tuning.HALVED_ROWS + 2):
         assert not portable.halved(n, dtype.itemsize)

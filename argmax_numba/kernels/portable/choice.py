@@ -30,6 +30,7 @@ from .rows import (
     reduce_row_pieces,
     reduce_rows,
     reduce_rows_across,
+    search_fixed_row,
     search_row,
     search_short_row,
 )
@@ -64,7 +65,7 @@ def tiled(n: int, inner: int, itemsize: int) -> bool:
 
 def halved(n: int, itemsize: int) -> bool:
     """Whether rows of ``n`` floats of ``itemsize`` bytes on numba's threads go to
-    ``reduce_fixed_halves``: too long for ``reduce_fixed_rows`` on this CPU (FIXED_ROWS),
+    ``reduce_fixed_halves``: too long for ``reduce_fixed_rows`` (FIXED_ROWS, by the CPU),
     of an even length up to twice as long, and at most HALVED_ROWS."""
     most = FIXED_ROWS[itemsize]
     return n % 2 == 0 and most < n <= min(2 * most, HALVED_ROWS)
@@ -112,6 +113,9 @@ class PortableKernels:
         short_fn = njit(inline="always")(
             bind(search_short_row, f"portable_short_{tag}", {"key": key_fn})
         )
+        fixed_fn = njit(inline="always")(
+            bind(search_fixed_row, f"portable_fixed_row_{tag}", {"key": key_fn})
+        )
         search_fn = njit(inline="always")(
             bind(
                 search_row,
@@ -129,6 +133,7 @@ class PortableKernels:
             "fold": fold_fn,
             "search": search_fn,
             "short_row": short_fn,
+            "fixed_row": fixed_fn,
             "take": njit(inline="always")(take_run),
             "row_number": numbers,
             "GROUP": int(np.iinfo(numbers).max),

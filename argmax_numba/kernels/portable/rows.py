@@ -14,10 +14,10 @@
   numba's threads, in inputs of more than TASK_ELEMENTS elements, compiled for each
   length, so that LLVM unrolls the loop along a row and vectorises the loop across the
   rows, each lane a row.
-* ``reduce_fixed_halves``: rows of floats too long for ``reduce_fixed_rows`` on this CPU
-  but of an even length up to twice its limit (``choice.halved``), searched as two rows
-  of half their length each, as ``reduce_fixed_rows`` searches rows, then each row's
-  halves compared.
+* ``reduce_fixed_halves``: rows of floats too long for ``reduce_fixed_rows`` on the CPU
+  numba compiles for, but of an even length up to twice its limit (``choice.halved``),
+  searched as two rows of half their length each, as ``reduce_fixed_rows`` searches
+  rows, then each row's halves compared.
 * ``reduce_rows_across``: short rows of floats (FLOAT_ROWS) on numba's threads,
   ACROSS_ROWS rows to a task, folded a column at a time across the rows, so that the
   keys of many rows are computed side by side in vector lanes rather than one after
@@ -46,6 +46,7 @@ __all__ = [
     "reduce_row_pieces",
     "reduce_rows",
     "reduce_rows_across",
+    "search_fixed_row",
     "search_row",
     "search_short_row",
 ]
@@ -54,12 +55,13 @@ __all__ = [
 # greatest there is (``greatest``); for ``search_row``, the elements of a block (BLOCK:
 # BLOCK_BYTES of them) and ``find_key`` compiled with the key and the type of places in a
 # block (``place``: ``tuning.PLACES``), as ``find``; ``search_row`` and
-# ``search_short_row`` compiled with them, as ``search`` and ``short_row``; for
+# ``search_short_row`` compiled with them, as ``search`` and ``short_row``, and
+# ``search_fixed_row`` with ``key``, as ``fixed_row``; for
 # ``reduce_rows``, its short rows' limit (SHORT: ``ShortRows``) and whether the keys are
 # integers (INTEGERS); for ``reduce_fixed_rows``, the length of its rows (LENGTH); for
 # ``reduce_fixed_halves``, the length of half a row (HALF).
-key = greatest = find = place = BLOCK = search = short_row = SHORT = INTEGERS = LENGTH = None
-HALF = None
+key = greatest = find = place = BLOCK = search = short_row = fixed_row = None
+SHORT = INTEGERS = LENGTH = HALF = None
 
 
 def search_row(row, last, flip):
@@ -120,6 +122,20 @@ def search_short_row(row, last, flip):
     return at
 
 
+def search_fixed_row(flat, first, length, last, flip):
+    # The best key of the ``length`` elements of ``flat`` from ``first`` on, and its
+    # place, in one plain pass without a branch: for ``reduce_fixed_rows`` and
+    # ``reduce_fixed_halves``, in which ``length`` is a constant (LLVM unrolls the pass)
+    # and ``first`` an unsigned integer (no test for a negative index).
+    best = key(flat[first], flip)
+    at = 0
+    for i in range(1, length):
+        k = key(flat[first + np.uint64(i)], flip)
+        at = i if (k >= best if last else k > best) else at
+        best = max(k, best)
+    return best, at
+
+
 def reduce_rows(x, out, last, flip):
     outer, n = x.shape
     if n <= SHORT:
@@ -167,14 +183,7 @@ def reduce_fixed_rows(x, out, last, flip):
     per = max(1, TASK_ELEMENTS // LENGTH)
     for t in prange((outer + per - 1) // per):
         for o in range(np.uint64(t * per), np.uint64(min(t * per + per, outer))):
-            first = o * np.uint64(LENGTH)
-            best = key(flat[first], flip)
-            at = 0
-            for i in range(1, LENGTH):
-                k = key(flat[first + np.uint64(i)], flip)
-                at = i if (k >= best if last else k > best) else at
-                best = max(k, best)
-            out[o] = at
+            out[o] = fixed_row(flat, o * np.uint64(LENGTH), LENGTH, last, flip)[1]
 
 
 def reduce_fixed_halves(x, out, last, flip):
@@ -197,15 +206,7 @@ def reduce_fixed_halves(x, out, last, flip):
         places = np.empty(2 * w, np.int32)
         start = np.uint64(o0) * np.uint64(2 * HALF)
         for h in range(np.uint64(0), np.uint64(2 * w)):
-            first = start + h * np.uint64(HALF)
-            best = key(flat[first], flip)
-            at = 0
-            for i in range(1, HALF):
-                k = key(flat[first + np.uint64(i)], flip)
-                at = i if (k >= best if last else k > best) else at
-                best = max(k, best)
-            tops[h] = best
-            places[h] = at
+            tops[h], places[h] = fixed_row(flat, start + h * np.uint64(HALF), HALF, last, flip)
         # (The constants written out in the loops: a name bound outside them is passed
         # to numba's parallel loop as an argument, unknown to LLVM, and the loop ran up
         # to 1.5 times as long.)
