@@ -438,6 +438,15 @@ def test_few_long_rows_cut_into_pieces(dtype, kernel_path, tier, searched_by):
                 np.testing.assert_array_equal(argmax(x, 1, 0, last), want, err_msg=str(places))
 
 
+def check_axis_1(x: np.ndarray) -> None:
+    """``argmax`` of ``x`` along axis 1 against onnx's, both ``keepdims`` and
+    ``select_last_index``."""
+    for keep, last in itertools.product((0, 1), (0, 1)):
+        want = onnx_argmax(x, 1, keep, last)
+        got = argmax(x, 1, keep, last)
+        np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+
+
 @pytest.mark.parametrize(
     "dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0], INTS[1], INTS[2], INTS[7]], ids=str
 )
@@ -453,9 +462,7 @@ def test_rows_as_long_as_short_rows_may_be_and_one_more(dtype, kernel_path, tier
     lengths = {limits.serial[size], limits.threads[size], block}
     for n in sorted(lengths | {m + 1 for m in lengths} | {2 * block + 1}):
         x = random_tensor(dtype, (300, n), rng, special=0.2)
-        for keep, last in itertools.product((0, 1), (0, 1)):
-            want = onnx_argmax(x, 1, keep, last)
-            np.testing.assert_array_equal(argmax(x, 1, keep, last), want, err_msg=f"{n} {last}")
+        check_axis_1(x)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -479,10 +486,7 @@ def test_short_rows_of_floats_folded_across_rows(dtype, monkeypatch, searched_by
         assert kernels.choose(outer, n, 1, False).loop is not across
         x = random_tensor(dtype, (outer, n), rng, special=0.3)
         x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
-        for keep, last in itertools.product((0, 1), (0, 1)):
-            want = onnx_argmax(x, 1, keep, last)
-            got = argmax(x, 1, keep, last)
-            np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+        check_axis_1(x)
     wider = longest + 1  # searched a chunk at a time
     assert kernels.choose(tasks, wider, 1, True).loop is not across
 
@@ -499,15 +503,6 @@ def rows_for_their_own_loop(kernels, loop, dtype, n: int, rng) -> np.ndarray:
     x = random_tensor(dtype, (outer, n), rng, special=0.3)
     x[::7] = x[::7, :1]  # rows of one value throughout: every place tied
     return x
-
-
-def check_rows(x: np.ndarray) -> None:
-    """``argmax`` along the rows of ``x`` against onnx's, both ``keepdims`` and
-    ``select_last_index``."""
-    for keep, last in itertools.product((0, 1), (0, 1)):
-        want = onnx_argmax(x, 1, keep, last)
-        got = argmax(x, 1, keep, last)
-        np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
 
 
 @pytest.mark.parametrize("dtype", [*FLOATS, INTS[0], INTS[2], INTS[5], INTS[7]], ids=str)
@@ -527,7 +522,7 @@ def test_short_rows_compiled_for_their_length(dtype, monkeypatch, searched_by):
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     for n in (2, 3, longest):
         x = rows_for_their_own_loop(kernels, kernels.fixed_rows(n), dtype, n, rng)
-        check_rows(x)
+        check_axis_1(x)
     many = 2 * tuning.TASK_ELEMENTS  # rows
     for n in (1, longest + 1):
         assert kernels.choose(many, n, 1, True).loop not in kernels._fixed.values()
@@ -559,7 +554,7 @@ def test_rows_of_floats_searched_as_halves(dtype, monkeypatch, searched_by):
     for n in (most + 2, tuning.HALVED_ROWS):
         x = rows_for_their_own_loop(kernels, kernels.fixed_halves(n // 2), dtype, n, rng)
         x[1::7, n // 2 :] = x[1::7, : n // 2]  # halves alike: each best tied across them
-        check_rows(x)
+        check_axis_1(x)
     many = 2 * tuning.TASK_ELEMENTS  # rows
     for n in (most + 1, tuning.HALVED_ROWS + 2):
         assert not portable.halved(n, dtype.itemsize)
@@ -614,10 +609,7 @@ def test_narrow_blocks_of_few_rows_copied_into_tiles(dtype, kernel_path, monkeyp
         for outer in (1, blocks - 1, 2 * blocks + 5):
             assert kernels.choose(outer, n, inner, False).loop is kernels.tiles[False]
             x = random_tensor(dtype, (outer, n, inner), rng, special=0.2)
-            for keep, last in itertools.product((0, 1), (0, 1)):
-                want = onnx_argmax(x, 1, keep, last)
-                got = argmax(x, 1, keep, last)
-                np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+            check_axis_1(x)
 
 
 @pytest.mark.parametrize("dtype", [FLOATS[0], FLOATS[1], FLOATS[3], INTS[0]], ids=str)
@@ -645,10 +637,7 @@ def test_narrow_blocks_of_few_columns_compiled_for_their_width(dtype, monkeypatc
         assert kernels.choose(1, n, inner, True).loop is not fixed
         x = random_tensor(dtype, (outer, n, inner), rng, special=0.3)
         x[::5] = x[::5, :1]  # blocks of one value down each column: every row tied
-        for keep, last in itertools.product((0, 1), (0, 1)):
-            want = onnx_argmax(x, 1, keep, last)
-            got = argmax(x, 1, keep, last)
-            np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {keep} {last}")
+        check_axis_1(x)
     wider = widest + 1
     assert portable.tiled(2, wider, size)
     many = tuning.TASK_ELEMENTS  # blocks
