@@ -49,7 +49,10 @@ class RememberedCall(NamedTuple):
     shape: tuple[int, ...]  # the result's: allocated so, and returned
     out_shape: tuple[int, ...] | None  # how the driver takes the result: None, as it is;
     # FLAT, its flat view (``ravel``: cheaper than a reshape); else that reshape of it
-    extra: tuple[int, ...]
+    extra: tuple[int, ...]  # ``Call.extra`` but the last: a parallel plan's; most often
+    # none, and then the driver is called without ``*extra``, which took about 0.06 us a
+    # call (docs/performance.md, "Small calls: the driver's arguments without a star")
+    final: int  # ``Call.extra``'s last: the task's address, or the portable ``flip``
     threads: int  # a parallel driver's: the threads it was planned for; 0: serial
 
 
@@ -292,7 +295,8 @@ def _remember(key: tuple, x, last, view, call: Call, result_shape) -> None:
         in_shape,
         result_shape,
         out_shape,
-        call.extra,
+        call.extra[:-1],
+        call.extra[-1],
         call.threads,
     )
 
@@ -320,26 +324,25 @@ def _arg_function(extreme: Extreme):
             if remembered is not None and (
                 (flags := x.flags).carray or (flags.c_contiguous and flags.aligned)
             ):
-                fn, view_dtype, in_shape, shape, out_shape, extra, threads = remembered
+                fn, view_dtype, in_shape, shape, out_shape, extra, final, threads = remembered
                 # A parallel driver only where it may still run, planned for as many
                 # threads as numba now gives this thread.
                 if not threads or _still_parallel(threads):
                     view = x if view_dtype is None else x.view(view_dtype)
                     out = empty(shape, _INT64)
-                    fn(
-                        view
-                        if in_shape is None
-                        else view[None]
-                        if in_shape is LEADING
-                        else view.reshape(in_shape),
+                    if in_shape is not None:
+                        view = view[None] if in_shape is LEADING else view.reshape(in_shape)
+                    result = (
                         out
                         if out_shape is None
                         else out.ravel()
                         if out_shape is FLAT
-                        else out.reshape(out_shape),
-                        select_last_index,
-                        *extra,
+                        else out.reshape(out_shape)
                     )
+                    if extra:
+                        fn(view, result, select_last_index, *extra, final)
+                    else:
+                        fn(view, result, select_last_index, final)
                     return out
         shape = x.shape
         keep = (
