@@ -50,8 +50,8 @@ class RememberedCall(NamedTuple):
     out_shape: tuple[int, ...] | None  # how the driver takes the result: None, as it is;
     # FLAT, its flat view (``ravel``: cheaper than a reshape); else that reshape of it
     extra: tuple[int, ...]  # ``Call.extra`` but the last: a parallel plan's; most often
-    # none, and then the driver is called without ``*extra``, which took about 0.06 us a
-    # call (docs/performance.md, "Small calls: the driver's arguments without a star")
+    # none, and then the driver is called without ``*extra`` (which cost a call about
+    # 0.06 us: docs/performance.md, "Small calls: the driver's arguments without a star")
     final: int  # ``Call.extra``'s last: the task's address, or the portable ``flip``
     threads: int  # a parallel driver's: the threads it was planned for; 0: serial
 
