@@ -222,8 +222,10 @@ def test_signed_and_unsigned_integers_share_the_portable_loops(signed, kernel_pa
     # signed type alone. The extremes of both types, ties, 0, and -1 (whose bits are the
     # unsigned maximum's) or the unsigned maximum less one are found first or last, by
     # both operators, for rows, the middle axis and a 1-D input, on one thread and on
-    # numba's threads.
+    # numba's threads. Short rows of at most FEW_ELEMENTS in all are searched with the
+    # flip, more are copied flipped first: rows of 7 on either side of that limit.
     use_tier(monkeypatch, "portable")
+    few = tuning.FEW_ELEMENTS // 7
     unsigned = np.dtype(signed.str.replace("i", "u"))
     kernels = portable.portable_kernels(kernel_view(signed)[0], signed.itemsize)
     assert portable.portable_kernels(kernel_view(unsigned)[0], signed.itemsize) is kernels
@@ -231,7 +233,7 @@ def test_signed_and_unsigned_integers_share_the_portable_loops(signed, kernel_pa
     parallel = kernel_path == "parallel"
     loops = set()
     for dtype, shape, axis in itertools.product(
-        (unsigned, signed), ((40, 9), (3, 7, 64), (50,)), (0, -1)
+        (unsigned, signed), ((40, 9), (3, 7, 64), (50,), (few, 7), (few + 1, 7)), (0, -1)
     ):
         info = np.iinfo(dtype)
         x = rng.integers(info.min, info.max, shape, dtype, endpoint=True)

@@ -37,7 +37,7 @@ import numpy as np
 from numba import prange
 
 from .keys import flipped
-from .tuning import ACROSS_ROWS, CHUNK, PIECE, PIECES, TASK_ELEMENTS
+from .tuning import ACROSS_ROWS, CHUNK, FEW_ELEMENTS, PIECE, PIECES, TASK_ELEMENTS
 
 __all__ = [
     "find_key",
@@ -146,7 +146,7 @@ def reduce_rows(x, out, last, flip):
             if INTEGERS and flip == 0:
                 for o in range(o0, o1):
                     out[o] = short_row(x[o], last, 0)
-            elif INTEGERS:
+            elif INTEGERS and (o1 - o0) * n > FEW_ELEMENTS:
                 # A row's search is a chain of scalar compares, which one xor more
                 # made up to 1.4 times as long for 8-bit elements: the task's rows are
                 # flipped first, in a loop that LLVM vectorises, and searched with a
@@ -159,6 +159,9 @@ def reduce_rows(x, out, last, flip):
                 for o in range(o0, o1):
                     out[o] = short_row(rows[o - o0], last, 0)
             else:
+                # Floats, and a task of at most FEW_ELEMENTS integers (a small call's),
+                # whose buffer would cost more than the xor (docs/performance.md, "The
+                # portable tier's unsigned integers read as signed").
                 for o in range(o0, o1):
                     out[o] = short_row(x[o], last, flip)
         return

@@ -16,6 +16,7 @@ __all__ = [
     "ACROSS_ROWS",
     "BLOCK_BYTES",
     "CHUNK",
+    "FEW_ELEMENTS",
     "FIXED_COLUMNS",
     "FIXED_ROWS",
     "FLOAT_ROWS",
@@ -133,6 +134,11 @@ PART_ROWS = 16
 NARROW_WIDTH = 64
 # ... which, like the short rows of ``reduce_rows``, takes about this many elements a task.
 TASK_ELEMENTS = 1 << 14
+# Short rows of integers read with a flip (unsigned, or ArgMin's) are copied flipped
+# before their search, but in a task of at most this many elements, where allocating the
+# copy costs more than the xor in the search (docs/performance.md, "The portable tier's
+# unsigned integers read as signed").
+FEW_ELEMENTS = 128
 
 # Narrow blocks of at most TILE_ROWS rows (by the elements' item size) and TILE_BYTES
 # bytes go to ``reduce_tiles``, whose tiles are TILE_LANES elements wide
