@@ -222,8 +222,8 @@ def test_signed_and_unsigned_integers_share_the_portable_loops(signed, kernel_pa
     # signed type alone. The extremes of both types, ties, 0, and -1 (whose bits are the
     # unsigned maximum's) or the unsigned maximum less one are found first or last, by
     # both operators, for rows, the middle axis and a 1-D input, on one thread and on
-    # numba's threads. Short rows of at most FEW_ELEMENTS in all are searched with the
-    # flip, more are copied flipped first: rows of 7 on either side of that limit.
+    # numba's threads. A task of short rows of at most FEW_ELEMENTS elements is searched
+    # with the flip, a larger one copied flipped first: rows of 7 on either side of it.
     use_tier(monkeypatch, "portable")
     few = tuning.FEW_ELEMENTS // 7
     unsigned = np.dtype(signed.str.replace("i", "u"))
