@@ -652,18 +652,24 @@ def test_few_blocks_cut_into_parts_of_rows(dtype, monkeypatch, searched_by):
     # at most PART_WIDTH columns into parts, folded apart and merged in order: the
     # extreme must be found in any part, the first or the last of ties across all parts,
     # a NaN above all. Shapes: the fewest rows cut, the widest blocks, the most parts with
-    # a short last one, and the most blocks.
+    # a short last one, and the most blocks; blocks just narrower than those folded two
+    # rows at a time, and as wide (parts of an even and an odd number of rows after their
+    # first, so that a row is left over after the pairs).
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(11)
     rows, pieces = tuning.PART_ROWS, tuning.PIECES
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
+    paired = tuning.paired_width(dtype.itemsize)
     shapes = (
         (1, 2 * rows, tuning.NARROW_WIDTH),
         (2, 3 * rows + 1, tuning.PART_WIDTH),
         (1, pieces * rows + 7, 100),
         (pieces - 1, 2 * rows + 1, 70),
+        (1, 2 * rows, paired - 1),
+        (1, 2 * rows + 1, paired),
     )
+    assert [inner >= paired for _, _, inner in shapes] == [False, True, False, False, False, True]
     for outer, n, inner in shapes:
         assert kernels.choose(outer, n, inner, True).loop is kernels.middle_parts
         assert kernels.choose(outer, n, inner, False).loop is kernels.middle[False]
@@ -675,6 +681,10 @@ def test_few_blocks_cut_into_parts_of_rows(dtype, monkeypatch, searched_by):
             x[:, n // 2 - 1 : n // 2 + 1, 2] = top  # tied across the middle
             x[:, 0, 3] = top  # in the first row
             x[:, :, 4] = top  # every row tied
+            # (A part from row 0 starts a group of rows at row 1, then folds rows 2 and 3
+            # as a pair, 4 and 5, and so on.)
+            x[:, 2:4, 5] = top  # tied within a pair
+            x[:, 3:5, 6] = top  # tied across two pairs
             for keep, last in itertools.product((0, 1), (0, 1)):
                 want = onnx_argmax(x, 1, keep, last)
                 got = argmax(x, 1, keep, last)

@@ -16,6 +16,7 @@ from .compiling import Loop, add_leading_axis, bind, read_signed, read_signed_ad
 from .keys import greatest_key_function, key_function
 from .middle import (
     fold_row,
+    fold_row_pair,
     fold_rows,
     reduce_middle,
     reduce_middle_parts,
@@ -51,6 +52,7 @@ from .tuning import (
     TASK_ELEMENTS,
     TILE_BYTES,
     TILE_ROWS,
+    paired_width,
 )
 
 __all__ = ["PortableCall", "PortableKernels", "halved", "portable_kernels", "tiled"]
@@ -107,6 +109,7 @@ class PortableKernels:
         # ``reduce_narrow`` beside 8-byte keys, in 64 bits: then BLEND is False).
         blend = {"key": key_fn, "row_number": numbers, "BLEND": numbers is np.int16}
         fold_fn = njit(inline="always")(bind(fold_row, f"portable_fold_{tag}", blend))
+        pair_fn = njit(inline="always")(bind(fold_row_pair, f"portable_pair_{tag}", blend))
         find_fn = njit(inline="always")(
             bind(find_key, f"portable_find_{tag}", {"key": key_fn, "place": PLACES[itemsize]})
         )
@@ -138,7 +141,13 @@ class PortableKernels:
             "row_number": numbers,
             "GROUP": int(np.iinfo(numbers).max),
         }
-        bound["fold_rows"] = njit(nogil=True)(bind(fold_rows, f"portable_fold_rows_{tag}", bound))
+        bound["fold_rows"] = njit(nogil=True)(
+            bind(fold_rows, f"portable_fold_rows_{tag}", {**bound, "PAIRS": False})
+        )
+        paired = {**bound, "pair": pair_fn, "PAIRS": True, "PAIRED_WIDTH": paired_width(itemsize)}
+        bound["fold_rows_paired"] = njit(nogil=True)(
+            bind(fold_rows, f"portable_fold_rows_paired_{tag}", paired)
+        )
         self._bound = bound
         rows_bound = {"INTEGERS": not self.float_keys}
         self.rows = {

@@ -9,7 +9,8 @@
 * ``reduce_middle_parts``: fewer than PIECES blocks of at most PART_WIDTH inner
   positions, on numba's threads: each block's rows are cut into parts of consecutive
   rows, each folded over the whole width by one task, which so reads one run of memory
-  in order; then each position's parts are merged in order.
+  in order; then each position's parts are merged in order. Wide blocks are folded two
+  rows at a time.
 * ``reduce_narrow``: blocks ``x[o]`` narrower than NARROW_WIDTH: consecutive rows are
   read side by side as one wide row, folded the same way, and each column's lanes merged
   at the end, so that the vectorised loops are wide however narrow the block.
@@ -42,6 +43,7 @@ from .tuning import (
 
 __all__ = [
     "fold_row",
+    "fold_row_pair",
     "fold_rows",
     "reduce_middle",
     "reduce_middle_parts",
@@ -54,10 +56,14 @@ __all__ = [
 # type of row numbers within a group (``row_number``: ``tuning.ROW_NUMBERS``) and the
 # rows a group holds (GROUP: as many as those count); ``fold_row`` compiled with them and
 # with BLEND (whether it stores row numbers of 16 bits chosen by a mask), as ``fold``;
-# ``take_run``, as ``take``; ``fold_rows`` compiled with all these (under its own name),
-# as ``fold_rows``; for ``reduce_tiles``, the width of its blocks (INNER, 0: any); for
-# ``reduce_narrow``, whether its wide rows are numbered in 64 bits (WIDE).
-key = row_number = GROUP = BLEND = fold = take = INNER = WIDE = None
+# ``take_run``, as ``take``; ``fold_row_pair`` likewise, as ``pair``; ``fold_rows``
+# compiled with all these (under its own name), as ``fold_rows``, and again with PAIRS
+# (whether it folds two rows at a time) and the least width it folds so (PAIRED_WIDTH:
+# ``tuning.paired_width``), as ``fold_rows_paired``; for ``reduce_tiles``, the width of
+# its blocks (INNER, 0: any); for ``reduce_narrow``, whether its wide rows are numbered
+# in 64 bits (WIDE).
+key = row_number = GROUP = BLEND = fold = take = pair = PAIRS = INNER = WIDE = None
+fold_rows_paired = PAIRED_WIDTH = None
 
 
 def fold_row(row, best, at, r, last, flip):
@@ -96,6 +102,45 @@ def fold_row(row, best, at, r, last, flip):
             best[j] = max(k, b)
 
 
+def fold_row_pair(row, next_row, best, at, r, last, flip):
+    # Rows ``r`` and ``r + 1`` taken into ``best`` and ``at`` as ``fold_row`` takes one:
+    # each lane's better key of the two (the later row's on a tie only where ``last``),
+    # then that key against the best so far. A pair of rows loads and stores the running
+    # keys and rows once, where ``fold_row`` does it for each row: the gain where they
+    # no longer fit in the first-level cache (``reduce_middle_parts``). The same four
+    # loops as ``fold_row``'s, for the same reasons: written with fewer branches, as one
+    # loop of masks, the pairs took up to twice as long as single rows on 8-bit data
+    # (docs/performance.md, "The portable tier's wide parts folded two rows at a time").
+    later = r + row_number(1)
+    if BLEND:
+        if last:
+            for j in range(row.size):
+                a, b, c = key(row[j], flip), key(next_row[j], flip), best[j]
+                k, s = max(a, b), later if b >= a else r
+                m = row_number(0) - row_number(k >= c)
+                at[j] = (s & m) | (at[j] & ~m)
+                best[j] = max(k, c)
+        else:
+            for j in range(row.size):
+                a, b, c = key(row[j], flip), key(next_row[j], flip), best[j]
+                k, s = max(a, b), later if b > a else r
+                m = row_number(0) - row_number(k > c)
+                at[j] = (s & m) | (at[j] & ~m)
+                best[j] = max(k, c)
+    elif last:
+        for j in range(row.size):
+            a, b, c = key(row[j], flip), key(next_row[j], flip), best[j]
+            k, s = max(a, b), later if b >= a else r
+            at[j] = s if k >= c else at[j]
+            best[j] = max(k, c)
+    else:
+        for j in range(row.size):
+            a, b, c = key(row[j], flip), key(next_row[j], flip), best[j]
+            k, s = max(a, b), later if b > a else r
+            at[j] = s if k > c else at[j]
+            best[j] = max(k, c)
+
+
 def take_run(best, at, keys, rows, first, last):
     # The best keys ``keys`` of a run of rows that starts at row ``first``, and their
     # rows within it ``rows``, taken into the best keys ``best`` and their rows ``at``
@@ -109,9 +154,11 @@ def take_run(best, at, keys, rows, first, last):
 
 def fold_rows(x, o, r0, r1, j0, width, last, flip):
     # Rows ``r0`` to ``r1 - 1`` of block ``x[o]``, at ``width`` inner positions from
-    # ``j0`` on, folded a row at a time: in groups of GROUP rows, numbered within the
-    # group in ``row_number``, whose best keys and rows are merged into the whole run's
-    # after each group. Returns the best keys and their rows.
+    # ``j0`` on, folded a row at a time (compiled with PAIRS, at least PAIRED_WIDTH
+    # positions two rows at a time, with ``pair``, and a row left over alone): in groups
+    # of GROUP rows, numbered within the group in ``row_number``, whose best keys and rows
+    # are merged into the whole run's after each group. Returns the best keys and their
+    # rows.
     best = np.empty(width, x.dtype)  # (floats': their bits')
     at = np.empty(width, np.int64)
     group_best = np.empty(width, x.dtype)
@@ -126,7 +173,13 @@ def fold_rows(x, o, r0, r1, j0, width, last, flip):
         for j in range(width):
             group_best[j] = key(row[j], flip)
             group_at[j] = 0
-        for i in range(g0 + 1, g1):
+        single = g0 + 1  # the first row folded alone
+        if PAIRS and width >= PAIRED_WIDTH:
+            for i in range(g0 + 1, g1 - 1, 2):
+                row, next_row = x[o, i, j0 : j0 + width], x[o, i + 1, j0 : j0 + width]
+                pair(row, next_row, group_best, group_at, row_number(i - g0), last, flip)
+            single = g1 - (g1 - g0 - 1) % 2
+        for i in range(single, g1):
             row = x[o, i, j0 : j0 + width]
             fold(row, group_best, group_at, row_number(i - g0), last, flip)
         take(best, at, group_best, group_at, g0, last)
@@ -152,7 +205,9 @@ def reduce_middle_parts(x, out, last, flip):
     # Fewer than PIECES blocks of at most PART_WIDTH inner positions, on numba's threads
     # (``PortableKernels.choose``): each block's rows are cut into parts of at least
     # PART_ROWS consecutive rows, about PIECES parts in all, each folded over the whole
-    # width by one task; then each position's parts are merged in order.
+    # width by one task; then each position's parts are merged in order. Blocks of at
+    # least PAIRED_WIDTH positions, whose running keys and rows leave the first-level
+    # cache, are folded two rows at a time (``fold_rows_paired``).
     outer, n, inner = x.shape
     wanted = max(1, min(n // PART_ROWS, (PIECES + outer - 1) // outer))  # parts of a block
     size = (n + wanted - 1) // wanted
@@ -162,7 +217,7 @@ def reduce_middle_parts(x, out, last, flip):
     for t in prange(outer * parts):
         o, p = t // parts, t % parts
         r0, r1 = p * size, min(p * size + size, n)
-        tops[t], places[t] = fold_rows(x, o, r0, r1, 0, inner, last, flip)
+        tops[t], places[t] = fold_rows_paired(x, o, r0, r1, 0, inner, last, flip)
     for o in prange(outer):
         best, at = tops[o * parts], places[o * parts]
         for t in range(o * parts + 1, o * parts + parts):

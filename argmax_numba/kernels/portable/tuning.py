@@ -23,6 +23,7 @@ __all__ = [
     "HALVED_ROWS",
     "INTEGER_ROWS",
     "NARROW_WIDTH",
+    "PAIRED_BYTES",
     "PART_ROWS",
     "PART_WIDTH",
     "PIECE",
@@ -37,6 +38,7 @@ __all__ = [
     "TILE_ROWS",
     "ShortRows",
     "fixed_rows",
+    "paired_width",
 ]
 
 # Bytes of a block of a long row, whose largest key is found before its place is looked
@@ -130,6 +132,12 @@ STRETCH_BYTES = 1 << 14
 # parts of rows").
 PART_WIDTH = 1 << 14
 PART_ROWS = 16
+# Blocks of ``reduce_middle_parts`` whose running keys and row numbers take at least
+# PAIRED_BYTES (``paired_width``) are folded two rows at a time: those no longer fit in
+# the first-level cache beside the rows, and a pair of rows loads and stores them once.
+# Narrower blocks are folded a row at a time, which took less time for them
+# (docs/performance.md, "The portable tier's wide parts folded two rows at a time").
+PAIRED_BYTES = 24 << 10
 # Blocks of fewer inner positions than this go to ``reduce_narrow`` ...
 NARROW_WIDTH = 64
 # ... which, like the short rows of ``reduce_rows``, takes about this many elements a task.
@@ -157,6 +165,15 @@ FIXED_COLUMNS = {1: 15, 2: 7, 4: 4, 8: 4}
 # 32 bits for 64-bit elements too: fewer bytes to carry, and a group of 2**31 - 1 rows
 # (docs/performance.md, "Narrow blocks of few rows copied into tiles").
 ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int32}
+
+
+def paired_width(itemsize: int) -> int:
+    """The least width of the blocks that ``reduce_middle_parts`` folds two rows at a time,
+    for elements of ``itemsize`` bytes: where a key and a row number (ROW_NUMBERS) for
+    each position take PAIRED_BYTES."""
+    return -(-PAIRED_BYTES // (itemsize + np.dtype(ROW_NUMBERS[itemsize]).itemsize))
+
+
 # Places within a block of BLOCK_BYTES (``find_key``), by the elements' item size: as wide
 # as the keys, so that a vector holds as many places as keys, and at least 16 bits, which
 # count a block of BLOCK_BYTES one-byte elements.
