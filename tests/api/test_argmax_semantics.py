@@ -696,16 +696,19 @@ def test_blocks_cut_into_stretches_of_columns(dtype, monkeypatch, searched_by):
     # On numba's threads the middle-axis loop cuts a block into stretches of columns, one
     # a task: as many as make PIECES tasks of the input, at least STRETCH, at most
     # STRETCH_BYTES' worth. Inputs where each of the three decides, and blocks that end
-    # in a stretch cut short, with many ties: every column's answer checked.
+    # in a stretch cut short, with many ties: every column's answer checked. Stretches of
+    # STRETCH_BYTES' worth are folded two rows at a time (at least PAIRED_WIDTH
+    # positions): seven rows there, two pairs and a row left over after the first two.
     use_tier(monkeypatch, "portable")
     use_thresholds(monkeypatch, **PARALLEL)
     rng = np.random.default_rng(12)
     kernels = portable.portable_kernels(kernel_view(dtype)[0], dtype.itemsize)
     widest = tuning.STRETCH_BYTES // dtype.itemsize
+    assert widest >= tuning.paired_width(dtype.itemsize)
     shapes = (
         (1, 3, 5 * tuning.STRETCH - 1),  # STRETCH: fewer than PIECES tasks
         (1, 2, 8 * widest + 5),  # PIECES tasks, between STRETCH and STRETCH_BYTES' worth
-        (1, 3, 40 * widest + 1),  # STRETCH_BYTES' worth: more than PIECES tasks
+        (1, 7, 40 * widest + 1),  # STRETCH_BYTES' worth: more than PIECES tasks
         (3, 2, 5 * tuning.PART_WIDTH + 3),  # three blocks, each ending in a shorter one
     )
     for outer, n, inner in shapes:

@@ -134,6 +134,8 @@ class PortableKernels:
         bound = {
             "key": key_fn,
             "fold": fold_fn,
+            "pair": pair_fn,
+            "PAIRED_WIDTH": paired_width(itemsize),
             "search": search_fn,
             "short_row": short_fn,
             "fixed_row": fixed_fn,
@@ -141,13 +143,7 @@ class PortableKernels:
             "row_number": numbers,
             "GROUP": int(np.iinfo(numbers).max),
         }
-        bound["fold_rows"] = njit(nogil=True)(
-            bind(fold_rows, f"portable_fold_rows_{tag}", {**bound, "PAIRS": False})
-        )
-        paired = {**bound, "pair": pair_fn, "PAIRS": True, "PAIRED_WIDTH": paired_width(itemsize)}
-        bound["fold_rows_paired"] = njit(nogil=True)(
-            bind(fold_rows, f"portable_fold_rows_paired_{tag}", paired)
-        )
+        bound["fold_rows"] = njit(nogil=True)(bind(fold_rows, f"portable_fold_rows_{tag}", bound))
         self._bound = bound
         rows_bound = {"INTEGERS": not self.float_keys}
         self.rows = {

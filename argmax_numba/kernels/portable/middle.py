@@ -2,15 +2,15 @@
 
 * ``reduce_middle``: each task owns a stretch of inner positions of one block ``x[o]``
   (STRETCH of them to STRETCH_BYTES' worth) and folds the ``n`` rows into a best key and
-  row number per position, a row at a time, so that the input is read once, in memory
-  order, in loops across the positions that LLVM vectorises. Row numbers are kept as
-  narrow as the keys (at least 16 bits, at most 32) within a group of rows they can
-  count, and merged into the whole block's after each group.
+  row number per position, a row at a time (two at a time where a task's running keys
+  and rows no longer fit in the first-level cache), so that the input is read once, in
+  memory order, in loops across the positions that LLVM vectorises. Row numbers are
+  kept as narrow as the keys (at least 16 bits, at most 32) within a group of rows they
+  can count, and merged into the whole block's after each group.
 * ``reduce_middle_parts``: fewer than PIECES blocks of at most PART_WIDTH inner
   positions, on numba's threads: each block's rows are cut into parts of consecutive
   rows, each folded over the whole width by one task, which so reads one run of memory
-  in order; then each position's parts are merged in order. Wide blocks are folded two
-  rows at a time.
+  in order; then each position's parts are merged in order.
 * ``reduce_narrow``: blocks ``x[o]`` narrower than NARROW_WIDTH: consecutive rows are
   read side by side as one wide row, folded the same way, and each column's lanes merged
   at the end, so that the vectorised loops are wide however narrow the block.
@@ -56,14 +56,12 @@ __all__ = [
 # type of row numbers within a group (``row_number``: ``tuning.ROW_NUMBERS``) and the
 # rows a group holds (GROUP: as many as those count); ``fold_row`` compiled with them and
 # with BLEND (whether it stores row numbers of 16 bits chosen by a mask), as ``fold``;
-# ``take_run``, as ``take``; ``fold_row_pair`` likewise, as ``pair``; ``fold_rows``
-# compiled with all these (under its own name), as ``fold_rows``, and again with PAIRS
-# (whether it folds two rows at a time) and the least width it folds so (PAIRED_WIDTH:
-# ``tuning.paired_width``), as ``fold_rows_paired``; for ``reduce_tiles``, the width of
-# its blocks (INNER, 0: any); for ``reduce_narrow``, whether its wide rows are numbered
-# in 64 bits (WIDE).
-key = row_number = GROUP = BLEND = fold = take = pair = PAIRS = INNER = WIDE = None
-fold_rows_paired = PAIRED_WIDTH = None
+# ``take_run``, as ``take``; ``fold_row_pair`` likewise, as ``pair``; the least width
+# folded two rows at a time (PAIRED_WIDTH: ``tuning.paired_width``); ``fold_rows``
+# compiled with all these (under its own name), as ``fold_rows``; for ``reduce_tiles``,
+# the width of its blocks (INNER, 0: any); for ``reduce_narrow``, whether its wide rows
+# are numbered in 64 bits (WIDE).
+key = row_number = GROUP = BLEND = fold = take = pair = PAIRED_WIDTH = INNER = WIDE = None
 
 
 def fold_row(row, best, at, r, last, flip):
@@ -107,10 +105,10 @@ def fold_row_pair(row, next_row, best, at, r, last, flip):
     # each lane's better key of the two (the later row's on a tie only where ``last``),
     # then that key against the best so far. A pair of rows loads and stores the running
     # keys and rows once, where ``fold_row`` does it for each row: the gain where they
-    # no longer fit in the first-level cache (``reduce_middle_parts``). The same four
-    # loops as ``fold_row``'s, for the same reasons: written with fewer branches, as one
-    # loop of masks, the pairs took up to twice as long as single rows on 8-bit data
-    # (docs/performance.md, "The portable tier's wide parts folded two rows at a time").
+    # no longer fit in the first-level cache (``fold_rows``). The same four loops as
+    # ``fold_row``'s, for the same reasons: written with fewer branches, as one loop of
+    # masks, the pairs took up to twice as long as single rows on 8-bit data
+    # (docs/performance.md, "The portable tier's wide rows folded two at a time").
     later = r + row_number(1)
     if BLEND:
         if last:
@@ -154,11 +152,11 @@ def take_run(best, at, keys, rows, first, last):
 
 def fold_rows(x, o, r0, r1, j0, width, last, flip):
     # Rows ``r0`` to ``r1 - 1`` of block ``x[o]``, at ``width`` inner positions from
-    # ``j0`` on, folded a row at a time (compiled with PAIRS, at least PAIRED_WIDTH
-    # positions two rows at a time, with ``pair``, and a row left over alone): in groups
-    # of GROUP rows, numbered within the group in ``row_number``, whose best keys and rows
-    # are merged into the whole run's after each group. Returns the best keys and their
-    # rows.
+    # ``j0`` on, folded a row at a time, or from PAIRED_WIDTH positions on, whose running
+    # keys and rows leave the first-level cache, two rows at a time (``pair``; a row left
+    # over alone): in groups of GROUP rows, numbered within the group in ``row_number``,
+    # whose best keys and rows are merged into the whole run's after each group. Returns
+    # the best keys and their rows.
     best = np.empty(width, x.dtype)  # (floats': their bits')
     at = np.empty(width, np.int64)
     group_best = np.empty(width, x.dtype)
@@ -174,7 +172,7 @@ def fold_rows(x, o, r0, r1, j0, width, last, flip):
             group_best[j] = key(row[j], flip)
             group_at[j] = 0
         single = g0 + 1  # the first row folded alone
-        if PAIRS and width >= PAIRED_WIDTH:
+        if width >= PAIRED_WIDTH:
             for i in range(g0 + 1, g1 - 1, 2):
                 row, next_row = x[o, i, j0 : j0 + width], x[o, i + 1, j0 : j0 + width]
                 pair(row, next_row, group_best, group_at, row_number(i - g0), last, flip)
@@ -205,9 +203,7 @@ def reduce_middle_parts(x, out, last, flip):
     # Fewer than PIECES blocks of at most PART_WIDTH inner positions, on numba's threads
     # (``PortableKernels.choose``): each block's rows are cut into parts of at least
     # PART_ROWS consecutive rows, about PIECES parts in all, each folded over the whole
-    # width by one task; then each position's parts are merged in order. Blocks of at
-    # least PAIRED_WIDTH positions, whose running keys and rows leave the first-level
-    # cache, are folded two rows at a time (``fold_rows_paired``).
+    # width by one task; then each position's parts are merged in order.
     outer, n, inner = x.shape
     wanted = max(1, min(n // PART_ROWS, (PIECES + outer - 1) // outer))  # parts of a block
     size = (n + wanted - 1) // wanted
@@ -217,7 +213,7 @@ def reduce_middle_parts(x, out, last, flip):
     for t in prange(outer * parts):
         o, p = t // parts, t % parts
         r0, r1 = p * size, min(p * size + size, n)
-        tops[t], places[t] = fold_rows_paired(x, o, r0, r1, 0, inner, last, flip)
+        tops[t], places[t] = fold_rows(x, o, r0, r1, 0, inner, last, flip)
     for o in prange(outer):
         best, at = tops[o * parts], places[o * parts]
         for t in range(o * parts + 1, o * parts + parts):

@@ -132,11 +132,11 @@ STRETCH_BYTES = 1 << 14
 # parts of rows").
 PART_WIDTH = 1 << 14
 PART_ROWS = 16
-# Blocks of ``reduce_middle_parts`` whose running keys and row numbers take at least
-# PAIRED_BYTES (``paired_width``) are folded two rows at a time: those no longer fit in
-# the first-level cache beside the rows, and a pair of rows loads and stores them once.
-# Narrower blocks are folded a row at a time, which took less time for them
-# (docs/performance.md, "The portable tier's wide parts folded two rows at a time").
+# The middle-axis loops fold a block's rows two at a time across a task's positions
+# where their running keys and row numbers take at least PAIRED_BYTES (``paired_width``):
+# those no longer fit in the first-level cache beside the rows, and a pair of rows loads
+# and stores them once. Narrower tasks fold a row at a time, which took less time for
+# them (docs/performance.md, "The portable tier's wide rows folded two at a time").
 PAIRED_BYTES = 24 << 10
 # Blocks of fewer inner positions than this go to ``reduce_narrow`` ...
 NARROW_WIDTH = 64
@@ -168,9 +168,9 @@ ROW_NUMBERS = {1: np.int16, 2: np.int16, 4: np.int32, 8: np.int32}
 
 
 def paired_width(itemsize: int) -> int:
-    """The least width of the blocks that ``reduce_middle_parts`` folds two rows at a time,
-    for elements of ``itemsize`` bytes: where a key and a row number (ROW_NUMBERS) for
-    each position take PAIRED_BYTES."""
+    """The least number of positions that the middle-axis loops fold two rows at a time
+    (``middle.fold_rows``), for elements of ``itemsize`` bytes: where a key and a row
+    number (ROW_NUMBERS) for each position take PAIRED_BYTES."""
     return -(-PAIRED_BYTES // (itemsize + np.dtype(ROW_NUMBERS[itemsize]).itemsize))
 
 
